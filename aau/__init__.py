@@ -1,0 +1,44 @@
+"""AAU: atomic analysis units.
+
+Declare a unit in YAML (output schema, prompt, fallbacks, policy), load it, and run it over
+text on a shared engine::
+
+    import aau
+    pipeline = aau.Pipeline([aau.load_unit("units/extract_price.yaml")])
+    result = pipeline.run("Total due: EUR 1,250.00")
+    result["extract_price"].output   # {"amount": 1250.0, "currency": "EUR"}
+"""
+
+from aau.engines import Engine, EngineConfig, build_engine
+from aau.errors import (
+    AAUError,
+    CalibrationError,
+    EngineError,
+    FallbacksExhausted,
+    InputError,
+    SpecError,
+    UnitRunError,
+    ValidationFailed,
+)
+from aau.pipeline import Pipeline, PipelineResult, UnitResult, load_unit, run
+from aau.spec.model import UnitSpec
+
+__all__ = [
+    "AAUError",
+    "CalibrationError",
+    "Engine",
+    "EngineConfig",
+    "EngineError",
+    "FallbacksExhausted",
+    "InputError",
+    "Pipeline",
+    "PipelineResult",
+    "SpecError",
+    "UnitResult",
+    "UnitRunError",
+    "UnitSpec",
+    "ValidationFailed",
+    "build_engine",
+    "load_unit",
+    "run",
+]

@@ -1,0 +1,1 @@
+"""The ``aau`` command line."""

@@ -1,0 +1,178 @@
+"""The ``aau`` command: validate, run and batch units; print the unit file schema.
+
+``aau validate UNIT...``   check unit files (exit 2 with located messages on error)
+``aau run UNIT... --text T | --file F [--json]``   one input, a table (or JSON) of results
+``aau batch UNIT... --input IN.jsonl --output OUT.jsonl``   one output line per input line
+``aau schema``   the JSON Schema of the unit file format
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from aau.errors import AAUError, InputError, SpecError
+
+__all__ = ["main"]
+
+
+def _unit_paths(items: Sequence[str]) -> list[Path]:
+    paths: list[Path] = []
+    for item in items:
+        path = Path(item)
+        paths.extend(sorted(path.glob("*.yaml")) if path.is_dir() else [path])
+    return paths
+
+
+def _add_engine_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("engine (also AAU_ENGINE, AAU_MODEL, … or a YAML file)")
+    group.add_argument("--engine-config", metavar="FILE", help="engine settings (YAML)")
+    group.add_argument("--engine", dest="backend", help="engine backend (default transformers)")
+    group.add_argument("--model", help="HF model folder or .gguf file (default: embedded)")
+    group.add_argument("--device", help="cpu, cuda, auto")
+    group.add_argument("--dtype", choices=["float32", "bfloat16", "float16", "auto"])
+    group.add_argument("--no-model", action="store_true", help="run fallback paths only")
+
+
+def _pipeline(args: argparse.Namespace):  # noqa: ANN202  # aau.Pipeline, imported lazily
+    from aau.engines.registry import EngineConfig
+    from aau.pipeline import Pipeline
+
+    units = [_load(p) for p in _unit_paths(args.units)]
+    if args.no_model:
+        return Pipeline(units, engine=False)
+    config = EngineConfig.from_sources(
+        args.engine_config, backend=args.backend, model=args.model, device=args.device,
+        dtype=args.dtype,
+    )  # fmt: skip
+    return Pipeline(units, engine=config)
+
+
+def _load(path: Path):  # noqa: ANN202
+    from aau.spec.model import UnitSpec
+
+    return UnitSpec.from_file(path)
+
+
+# -- commands ---------------------------------------------------------------------------------
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    """Check every unit file; print one line per file."""
+    failed = 0
+    paths = _unit_paths(args.units)
+    if not paths:
+        print("no unit files found", file=sys.stderr)
+        return 2
+    for path in paths:
+        try:
+            spec = _load(path)
+        except SpecError as exc:
+            failed += 1
+            print(f"error: {exc}", file=sys.stderr)
+            for note in getattr(exc, "__notes__", []):
+                print(f"  {note}", file=sys.stderr)
+            continue
+        print(f"ok: {path} ({spec.key})")
+    return 2 if failed else 0
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    """Print the unit file JSON Schema."""
+    from aau.spec.schema import unit_file_schema_text
+
+    sys.stdout.write(unit_file_schema_text())
+    return 0
+
+
+def _read_text_file(path: Path) -> str:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror}", code="file_not_found") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{path}: not UTF-8 text (byte {exc.start})", code="invalid_utf8"
+        ) from None
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Run units over one text and print a table, or JSON with ``--json``."""
+    from aau.cli.render import print_table
+
+    pipeline = _pipeline(args)
+    try:
+        text = args.text if args.text is not None else _read_text_file(Path(args.file))
+    except InputError as exc:
+        result = pipeline.failed(exc)
+    else:
+        result = pipeline.run(text)
+    if args.json:
+        print(json.dumps(result.to_dict(), ensure_ascii=False))
+    else:
+        print_table([result])
+    return 0
+
+
+def cmd_batch(args: argparse.Namespace) -> int:
+    """Run units over a JSONL file; write one line per input line, in order."""
+    from aau.cli.batch import run_batch
+
+    pipeline = _pipeline(args)
+    count = asyncio.run(run_batch(pipeline, Path(args.input), Path(args.output),
+                                  concurrency=args.concurrency))  # fmt: skip
+    print(f"wrote {count} lines to {args.output}", file=sys.stderr)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``aau`` argument parser."""
+    parser = argparse.ArgumentParser(prog="aau", description="Atomic analysis units.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("validate", help="check unit files")
+    p.add_argument("units", nargs="+", help="unit files or folders")
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("schema", help="print the unit file JSON Schema")
+    p.set_defaults(func=cmd_schema)
+
+    p = sub.add_parser("run", help="run units over one text")
+    p.add_argument("units", nargs="+", help="unit files or folders")
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--text", help="the text to analyse")
+    source.add_argument("--file", help="a UTF-8 text file to analyse")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    _add_engine_options(p)
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("batch", help="run units over a JSONL file")
+    p.add_argument("units", nargs="+", help="unit files or folders")
+    p.add_argument("--input", required=True, help='JSONL lines {"id", "text"}')
+    p.add_argument("--output", required=True, help="JSONL results, one line per input line")
+    p.add_argument("--concurrency", type=int, default=4, help="inputs in flight (default 4)")
+    _add_engine_options(p)
+    p.set_defaults(func=cmd_batch)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``aau`` console script."""
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except AAUError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        for note in getattr(exc, "__notes__", []):
+            print(f"  {note}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,16 @@
+"""Generation backends behind one small protocol."""
+
+from aau.engines.base import Engine, EngineCapabilities, Generation, GenerationRequest, Timings
+from aau.engines.registry import EngineConfig, available_engines, build_engine, register_engine
+
+__all__ = [
+    "Engine",
+    "EngineCapabilities",
+    "EngineConfig",
+    "Generation",
+    "GenerationRequest",
+    "Timings",
+    "available_engines",
+    "build_engine",
+    "register_engine",
+]

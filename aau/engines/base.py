@@ -1,0 +1,111 @@
+"""The engine seam: what a generation request and its answer are, and the ``Engine`` protocol.
+
+Every backend (in-process transformers, an OpenAI-compatible server…) takes the same requests:
+chat messages plus the JSON Schema the answer must follow, and returns the text with the
+per-token signals the confidence needs. Backends fail per request (an ``EngineError`` in that
+request's slot), never for the whole batch.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from aau.errors import EngineError
+
+__all__ = ["Engine", "EngineCapabilities", "Generation", "GenerationRequest", "Timings"]
+
+
+@dataclass(frozen=True, slots=True)
+class EngineCapabilities:
+    """What a backend can do; the pipeline routes by these, never by backend name."""
+
+    constrained_json: bool
+    """Honours a JSON Schema while generating (else the output is only validated after)."""
+    token_logprobs: bool
+    """Returns per-token log-probabilities and entropies."""
+    in_process: bool
+    """Runs in this process (may add tokens, share memory)."""
+
+
+@dataclass(frozen=True, slots=True)
+class GenerationRequest:
+    """One generation: chat messages, the schema to follow, and limits.
+
+    Attributes:
+        messages: chat turns (``role``/``content``), rendered by the model's chat template.
+        schema: the bounded JSON Schema the output must follow.
+        max_new_tokens: token budget.
+        deadline: ``time.monotonic()`` after which the request fails with ``EngineTimeout``.
+        key: cache namespace, e.g. ``extract_price@1`` (unit name and version).
+        cancel: set by the caller to abandon the request at the next token.
+    """
+
+    messages: Sequence[dict[str, str]]
+    schema: dict[str, Any]
+    max_new_tokens: int = 96
+    deadline: float | None = None
+    key: str = ""
+    cancel: threading.Event = field(default_factory=threading.Event, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Timings:
+    """Milliseconds spent waiting, reading the prompt and generating."""
+
+    queue_ms: float = 0.0
+    prefill_ms: float = 0.0
+    decode_ms: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Generation:
+    """A finished generation and the signals the confidence is computed from.
+
+    Attributes:
+        text: the generated text (JSON when the request was constrained).
+        finish_reason: ``stop`` (the grammar completed) or ``length`` (budget spent).
+        token_logprobs: log-probability of each chosen token under the raw distribution
+            (before the constraint mask), so the model's own belief is kept.
+        token_entropies: entropy (nats) of each step's raw distribution.
+        forced: per token, whether the constraint left exactly one choice.
+        prompt_tokens: tokens read; ``cached_tokens`` of them came from a prefix cache.
+    """
+
+    text: str
+    finish_reason: Literal["stop", "length"]
+    token_logprobs: tuple[float, ...] = ()
+    token_entropies: tuple[float, ...] = ()
+    forced: tuple[bool, ...] = ()
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    timings: Timings = Timings()
+
+    @property
+    def generated_tokens(self) -> int:
+        """How many tokens were generated."""
+        return len(self.token_logprobs)
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """A model backend shared by every unit run of a process."""
+
+    name: str
+    capabilities: EngineCapabilities
+
+    async def generate(
+        self, requests: Sequence[GenerationRequest]
+    ) -> list[Generation | EngineError]:
+        """One result per request, in order; a failed request holds its ``EngineError``."""
+        ...
+
+    async def warmup(self, schemas: Sequence[dict[str, Any]] = ()) -> None:
+        """Load weights and compile ``schemas`` so the first real request is fast."""
+        ...
+
+    def close(self) -> None:
+        """Release the model and its caches."""
+        ...

@@ -1,0 +1,111 @@
+"""Engine configuration and the registry of named backends.
+
+``@register_engine("transformers")`` makes a backend available by name; packages add their own
+through the ``aau.engines`` entry-point group. The engine is configuration, not code: the same
+``EngineConfig`` comes from a YAML file, environment variables (``AAU_ENGINE``, ``AAU_MODEL``,
+``AAU_DEVICE``, ``AAU_DTYPE``, ``AAU_THREADS``) or CLI flags.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from aau.engines.base import Engine
+from aau.errors import EngineUnavailable, SpecError
+from aau.spec.loader import line_of, read_yaml_file
+
+__all__ = ["EngineConfig", "available_engines", "build_engine", "register_engine"]
+
+_ENGINES: dict[str, Callable[[EngineConfig], Engine]] = {}
+
+
+class EngineConfig(BaseModel):
+    """How to build the shared engine."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    backend: str = "transformers"
+    """Registered engine name."""
+    model: str | None = None
+    """HF model folder or ``.gguf`` file; None means the embedded default model."""
+    device: str = "cpu"
+    """``cpu``, ``cuda``, ``cuda:1``… or ``auto``."""
+    dtype: Literal["float32", "bfloat16", "float16", "auto"] = "float32"
+    threads: int | None = None
+    """CPU threads for torch; None keeps torch's default."""
+    constraint_backend: Literal["xgrammar", "outlines_core"] = "xgrammar"
+    cache_dir: str | None = None
+    """Where converted weights are cached; default ``~/.cache/aau``."""
+
+    @classmethod
+    def from_sources(
+        cls,
+        file: str | Path | None = None,
+        env: Mapping[str, str] | None = None,
+        **overrides: Any,
+    ) -> EngineConfig:
+        """Merge a YAML file, then ``AAU_*`` environment variables, then explicit overrides."""
+        values: dict[str, Any] = {}
+        lines: dict[Any, int] = {}
+        if file is not None:
+            data, lines, _ = read_yaml_file(Path(file))
+            values.update(data or {})
+        env = os.environ if env is None else env
+        for key in ("backend", "model", "device", "dtype", "threads", "constraint_backend"):
+            name = "AAU_ENGINE" if key == "backend" else f"AAU_{key.upper()}"
+            if env.get(name):
+                values[key] = env[name]
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        try:
+            return cls.model_validate(values)
+        except ValidationError as exc:
+            err = exc.errors(include_url=False)[0]
+            raise SpecError(
+                err["msg"],
+                file=str(file) if file else "<engine config>",
+                line=line_of(lines, tuple(err["loc"])),
+                field=".".join(map(str, err["loc"])),
+                code="S060",
+            ) from None
+
+
+def register_engine(name: str) -> Callable[[Any], Any]:
+    """Class decorator: make the backend buildable by ``name``."""
+
+    def decorate(factory: Any) -> Any:
+        _ENGINES[name] = factory
+        return factory
+
+    return decorate
+
+
+def _load_builtins() -> None:
+    import aau.engines.transformers  # noqa: F401  # registers "transformers"
+
+    for entry in metadata.entry_points(group="aau.engines"):
+        entry.load()
+
+
+def available_engines() -> list[str]:
+    """Names of every registered engine, sorted."""
+    _load_builtins()
+    return sorted(_ENGINES)
+
+
+def build_engine(config: EngineConfig | None = None) -> Engine:
+    """The engine ``config`` names (default: transformers with the embedded model)."""
+    config = config or EngineConfig.from_sources()
+    _load_builtins()
+    try:
+        factory = _ENGINES[config.backend]
+    except KeyError:
+        raise EngineUnavailable(
+            f"Unknown engine {config.backend!r}. Available: {', '.join(available_engines())}."
+        ) from None
+    return factory(config)

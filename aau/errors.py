@@ -1,0 +1,139 @@
+"""The one exception hierarchy of AAU, split by whose fault an error is.
+
+```
+AAUError
+├── SpecError            a unit author's mistake, raised at load time (codes S001…)
+├── InputError           a caller's bad document or batch line (code invalid_input)
+├── EngineError          .retryable; the model backend could not answer
+│   ├── EngineUnavailable      engine_unavailable
+│   ├── EngineTimeout          engine_timeout
+│   └── ConstraintNotHonored   constraint_not_honored
+├── UnitRunError         a path of a unit run produced nothing usable
+│   ├── ValidationFailed       invalid_output
+│   └── FallbacksExhausted     fallbacks_exhausted (an ExceptionGroup, one entry per path)
+└── CalibrationError
+```
+
+Every error carries a stable ``code`` that lands in unit results, so callers can branch on it
+without parsing messages. Messages say what went wrong and where; hints go in ``add_note``.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AAUError",
+    "CalibrationError",
+    "ConstraintNotHonored",
+    "EngineError",
+    "EngineTimeout",
+    "EngineUnavailable",
+    "FallbacksExhausted",
+    "InputError",
+    "SpecError",
+    "UnitRunError",
+    "ValidationFailed",
+]
+
+
+class AAUError(Exception):
+    """Base of every error AAU raises on purpose."""
+
+    code: str = "internal_error"
+
+
+class SpecError(AAUError):
+    """A unit file (or a file it names) is wrong; raised when the unit is loaded.
+
+    Attributes:
+        file: the unit file, if known.
+        line: 1-based line in that file, if known.
+        field: dotted path of the offending field, e.g. ``prompt.template``.
+    """
+
+    code = "spec_error"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        field: str | None = None,
+        code: str = "S000",
+    ) -> None:
+        self.file, self.line, self.field, self.spec_code = file, line, field, code
+        where = ""
+        if file:
+            where = f"{file}:{line}: " if line else f"{file}: "
+        what = f"{field}: " if field else ""
+        super().__init__(f"{where}{what}{message} [{code}]")
+        self.message = message
+
+
+class InputError(AAUError):
+    """A document or batch line that cannot be analysed (empty, binary, not JSON…)."""
+
+    code = "invalid_input"
+
+    def __init__(self, message: str, *, code: str = "invalid_input") -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class EngineError(AAUError):
+    """The generation backend failed; ``retryable`` says whether trying again may help."""
+
+    code = "engine_error"
+    retryable: bool = False
+
+
+class EngineUnavailable(EngineError):
+    """The engine cannot serve (model missing, server down, context too long)."""
+
+    code = "engine_unavailable"
+    retryable = True
+
+
+class EngineTimeout(EngineError):
+    """Generation ran past the unit's ``policy.timeout_s`` or was cancelled."""
+
+    code = "engine_timeout"
+    retryable = True
+
+
+class ConstraintNotHonored(EngineError):
+    """The engine returned text that breaks the constraint it was given."""
+
+    code = "constraint_not_honored"
+
+
+class UnitRunError(AAUError):
+    """One path of a unit run produced nothing usable."""
+
+    code = "unit_run_error"
+
+
+class ValidationFailed(UnitRunError):
+    """A path's output does not parse or violates the unit's schema or validators.
+
+    Attributes:
+        json_path: where in the output the violation is, e.g. ``$.amount``.
+    """
+
+    code = "invalid_output"
+
+    def __init__(self, message: str, *, json_path: str = "$") -> None:
+        super().__init__(message)
+        self.json_path = json_path
+
+
+class FallbacksExhausted(ExceptionGroup, UnitRunError):  # type: ignore[misc]  # both bases needed
+    """Every path of a unit failed; one entry per path, in the order tried."""
+
+    code = "fallbacks_exhausted"
+
+
+class CalibrationError(AAUError):
+    """A calibrator artifact is missing, corrupt, or was fitted for another feature spec."""
+
+    code = "calibration_error"

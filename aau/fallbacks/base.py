@@ -1,0 +1,58 @@
+"""The seam every answer path plugs into: what a path returns and how it is called.
+
+A unit run tries its paths in order (the model first, then the declared fallbacks). Each path
+returns a ``PathAnswer`` in the unit's output schema, or raises an ``AAUError`` subclass whose
+``code`` lands in the result. Paths never see each other; the state machine does the choosing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = ["FallbackPath", "PathAnswer", "PathContext"]
+
+
+@dataclass(frozen=True, slots=True)
+class PathAnswer:
+    """One path's answer, already shaped like the unit's output schema.
+
+    Attributes:
+        output: the JSON object, valid against the unit's output schema.
+        confidence: the path's own (uncalibrated) confidence in [0, 1].
+        spans: output field -> (start, end) character offsets in the analysed text.
+        signals: numeric features for the calibrator (entropy, marginals, rule strength…).
+    """
+
+    output: dict[str, Any]
+    confidence: float
+    spans: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    signals: Mapping[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class PathContext:
+    """What a fallback path may know about the run besides the text.
+
+    Attributes:
+        unit_name: the unit's name, for messages.
+        output_schema: the unit's output JSON Schema.
+        extras: read-only facts from earlier stages (term hits, OCR quality…).
+    """
+
+    unit_name: str
+    output_schema: Mapping[str, Any]
+    extras: Mapping[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class FallbackPath(Protocol):
+    """A non-LLM path (CRF, heuristic…) that answers in the unit's schema."""
+
+    name: str
+    """The path name recorded in results, e.g. ``heuristic``."""
+
+    def extract(self, text: str, context: PathContext) -> PathAnswer:
+        """Answer from ``text``; raise an ``AAUError`` subclass when it cannot."""
+        ...

@@ -1,0 +1,126 @@
+"""Named normalizers: turn a matched piece of text into the value a unit's schema wants.
+
+Amounts use price-parser (locale group and decimal separators), dates use dateparser (many
+written forms and languages, to ISO ``YYYY-MM-DD``), currency markers map to ISO-4217 codes
+with babel's code list. Each normalizer returns ``None`` when the text cannot be normalized, so
+the calling path can skip the candidate instead of emitting a wrong value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from functools import cache
+from typing import Any
+
+__all__ = ["NORMALIZERS", "normalize"]
+
+# Symbols that name one currency in practice. "$" alone is read as USD and "¥" as JPY: the
+# common reading in the documents units see; a unit that needs otherwise maps it in its prompt.
+_SYMBOLS = {
+    "$": "USD", "us$": "USD", "usd": "USD", "€": "EUR", "eur": "EUR", "euro": "EUR",
+    "euros": "EUR", "£": "GBP", "gbp": "GBP", "¥": "JPY", "yen": "JPY", "円": "JPY",
+    "元": "CNY", "rmb": "CNY", "₹": "INR", "rs": "INR", "rs.": "INR", "₩": "KRW", "₽": "RUB",
+    "₺": "TRY", "₪": "ILS", "₫": "VND", "₴": "UAH", "₦": "NGN", "₱": "PHP", "fr.": "CHF",
+    "chf": "CHF", "c$": "CAD", "ca$": "CAD", "a$": "AUD", "au$": "AUD", "hk$": "HKD",
+    "s$": "SGD", "r$": "BRL", "kr": "SEK", "zł": "PLN", "dollar": "USD", "dollars": "USD",
+    "pound": "GBP", "pounds": "GBP",
+}  # fmt: skip
+
+
+@cache
+def _iso_codes() -> frozenset[str]:
+    from babel.numbers import list_currencies
+
+    return frozenset(list_currencies())
+
+
+def normalize_currency(text: str) -> str | None:
+    """ISO-4217 code for a currency marker; the marker as written when none is known."""
+    marker = text.strip()
+    if not marker:
+        return None
+    if marker.upper() in _iso_codes():
+        return marker.upper()
+    return _SYMBOLS.get(marker.lower(), marker)
+
+
+def normalize_amount(text: str) -> float | None:
+    """A number written with any common group/decimal separators: ``1.250,00`` -> 1250.0."""
+    from price_parser import Price
+
+    amount = Price.fromstring(text.strip()).amount_float
+    return None if amount is None else float(amount)
+
+
+_INT = re.compile(r"^[+-]?\d+$")
+
+
+def normalize_number(text: str) -> float | int | None:
+    """Like ``amount``, but keeps integers as ``int``."""
+    cleaned = re.sub(r"[\s'’_]", "", text.strip())
+    if _INT.match(cleaned):
+        return int(cleaned)
+    return normalize_amount(text)
+
+
+def normalize_date(text: str, *, order: str = "DMY") -> str | None:
+    """ISO ``YYYY-MM-DD`` for a written date; ``order`` settles ``03/04/2024``."""
+    import dateparser
+
+    parsed = dateparser.parse(
+        text.strip(),
+        settings={"DATE_ORDER": order, "REQUIRE_PARTS": ["day", "month", "year"],
+                  "PREFER_DATES_FROM": "past"},
+    )  # fmt: skip
+    return parsed.date().isoformat() if parsed else None
+
+
+_UNITS = {
+    "pcs": "pieces", "pc": "pieces", "piece": "pieces", "units": "units", "unit": "units",
+    "kgs": "kg", "kilogram": "kg", "kilograms": "kg", "kilo": "kg", "kilos": "kg",
+    "g": "g", "gram": "g", "grams": "g", "t": "t", "tonne": "t", "tonnes": "t", "tons": "t",
+    "ton": "t", "lb": "lb", "lbs": "lb", "pound": "lb", "pounds": "lb", "l": "l",
+    "liter": "l", "liters": "l", "litre": "l", "litres": "l", "ml": "ml", "m": "m",
+    "meter": "m", "meters": "m", "metre": "m", "metres": "m", "km": "km", "cm": "cm",
+    "mm": "mm", "box": "boxes", "boxes": "boxes", "pallet": "pallets", "pallets": "pallets",
+    "hour": "hours", "hours": "hours", "hrs": "hours", "h": "hours", "day": "days",
+    "days": "days", "kwh": "kWh", "mwh": "MWh", "sqm": "m2", "m²": "m2", "m2": "m2",
+}  # fmt: skip
+
+
+def normalize_unit(text: str) -> str | None:
+    """A canonical unit name (``kgs`` -> ``kg``, ``boxes`` stays); unknown units as written."""
+    unit = text.strip().rstrip(".")
+    if not unit:
+        return None
+    return _UNITS.get(unit.lower(), unit.lower())
+
+
+def normalize_text(text: str) -> str | None:
+    """The text with outer whitespace removed and inner runs collapsed."""
+    cleaned = " ".join(text.split())
+    return cleaned or None
+
+
+NORMALIZERS: dict[str, Callable[[str], Any]] = {
+    "amount": normalize_amount,
+    "currency": normalize_currency,
+    "date": normalize_date,
+    "date_mdy": lambda text: normalize_date(text, order="MDY"),
+    "number": normalize_number,
+    "text": normalize_text,
+    "unit": normalize_unit,
+}
+"""Normalizer name -> function, as named by ``normalize:`` in unit files."""
+
+
+def normalize(name: str, text: str) -> Any:
+    """Apply the normalizer ``name``; ``KeyError`` lists the known names."""
+    try:
+        function = NORMALIZERS[name]
+    except KeyError:
+        raise KeyError(
+            f"unknown normalizer {name!r}. Available: {', '.join(sorted(NORMALIZERS))}"
+        ) from None
+    return function(text)

@@ -1,0 +1,267 @@
+"""Driving one unit run through its state chart: the work behind each state.
+
+``UnitRunner`` is built once per unit (schema bounded, validator and fallback paths built) and
+runs many inputs. For each input it walks the chart: it does the current state's work, records
+the outcome, and sends the event that outcome names. Whatever happens inside — a model timeout,
+invalid JSON, a broken fallback — ends as a ``UnitResult``; nothing escapes to sibling units.
+
+Selection: the first path whose confidence reaches ``policy.threshold`` is accepted; when none
+does, the most confident schema-valid answer is delivered; when no path produced a valid answer,
+the run fails with ``fallbacks_exhausted`` (or the single path's own error code).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+import unicodedata
+from dataclasses import dataclass, field
+
+import jsonschema
+
+from aau.decoding.json_schema import bound_schema
+from aau.engines.base import Engine, Generation, GenerationRequest
+from aau.errors import AAUError, EngineError, FallbacksExhausted, InputError, ValidationFailed
+from aau.fallbacks.base import FallbackPath, PathAnswer, PathContext
+from aau.fallbacks.registry import build_fallback
+from aau.fsm.machine import RunMachine
+from aau.pipeline.results import Attempt, TraceStep, UnitError, UnitResult
+from aau.prompts.render import render_messages
+from aau.spec.model import UnitSpec
+
+__all__ = ["UnitRunner", "primary_confidence"]
+
+PRIMARY = "primary"
+
+
+def primary_confidence(generation: Generation) -> float:
+    """Interim confidence of the model's answer: the geometric mean probability of its free tokens.
+
+    Tokens the constraint forced carry no information about the model's belief, so they are left
+    out; the calibrator (``aau.calibration``) replaces this number with a fitted one.
+    """
+    free = [
+        lp
+        for lp, forced in zip(generation.token_logprobs, generation.forced, strict=True)
+        if not forced
+    ]
+    if not free:
+        return 1.0
+    return math.exp(sum(free) / len(free))
+
+
+def check_text(text: str) -> None:
+    """Refuse inputs no path can analyse: empty, or mostly control characters (binary data)."""
+    if not text.strip():
+        raise InputError("the input text is empty", code="empty_input")
+    sample = text[:4096]
+    control = sum(1 for ch in sample if unicodedata.category(ch) in {"Cc", "Cs", "Co", "Cn"}
+                  and ch not in "\n\r\t\f")  # fmt: skip
+    if control > 0.1 * len(sample):
+        raise InputError(
+            f"the input looks like binary data ({control} control characters in the first "
+            f"{len(sample)}); pass a document path for PDFs and images",
+            code="binary_input",
+        )
+
+
+@dataclass
+class _Run:
+    """Mutable state of one run (the runner itself is shared and stateless)."""
+
+    text: str
+    started: float = field(default_factory=time.perf_counter)
+    path: str | None = None
+    cursor: int = -1
+    messages: list[dict[str, str]] = field(default_factory=list)
+    answer: PathAnswer | None = None
+    generation: Generation | None = None
+    candidates: list[tuple[str, PathAnswer]] = field(default_factory=list)
+    attempts: list[Attempt] = field(default_factory=list)
+    errors: list[AAUError] = field(default_factory=list)
+    trace: list[TraceStep] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    tokens: dict[str, int] = field(default_factory=dict)
+    final: tuple[str, PathAnswer] | None = None
+
+    def ms(self) -> float:
+        return round((time.perf_counter() - self.started) * 1000, 3)
+
+    def note_error(self, error: AAUError) -> None:
+        self.errors.append(error)
+        self.attempts.append(Attempt(self.path or "?", None, UnitError(error.code, str(error))))
+
+
+class UnitRunner:
+    """A unit made ready to run: its schema bounded, validator and fallbacks built."""
+
+    def __init__(self, spec: UnitSpec, engine: Engine | None) -> None:
+        self.spec = spec
+        self.engine = engine
+        self.schema = bound_schema(spec.output, max_string_length=spec.policy.max_string_length)
+        self.validator = jsonschema.Draft202012Validator(spec.output)
+        self.fallbacks: list[FallbackPath] = [build_fallback(f, spec) for f in spec.fallbacks]
+        self.context = PathContext(unit_name=spec.name, output_schema=spec.output)
+
+    # -- the work of each state -----------------------------------------------------------
+
+    def _received(self, run: _Run) -> str:
+        try:
+            check_text(run.text)
+        except InputError as exc:
+            run.errors.append(exc)
+            return "fail"
+        if self.engine is None:
+            return "fall_back"
+        run.path = PRIMARY
+        return "prompt"
+
+    def _prompting(self, run: _Run) -> str:
+        try:
+            run.messages = render_messages(self.spec, run.text)
+        except Exception as exc:  # a template error at run time is the unit author's
+            run.note_error(ValidationFailed(f"{self.spec.name}: prompt rendering failed: {exc}"))
+            return "fall_back"
+        return "decode"
+
+    async def _decoding(self, run: _Run) -> str:
+        assert self.engine is not None
+        request = GenerationRequest(
+            messages=run.messages,
+            schema=self.schema,
+            max_new_tokens=self.spec.policy.max_new_tokens,
+            deadline=time.monotonic() + self.spec.policy.timeout_s,
+            key=self.spec.key,
+        )
+        result = (await self.engine.generate([request]))[0]
+        if isinstance(result, EngineError):
+            run.note_error(result)
+            return self._route_failure(result.code)
+        run.generation = result
+        run.timings.update(
+            queue_ms=result.timings.queue_ms,
+            prefill_ms=result.timings.prefill_ms,
+            decode_ms=result.timings.decode_ms,
+        )
+        run.tokens = {"prompt": result.prompt_tokens, "cached": result.cached_tokens,
+                      "generated": result.generated_tokens}  # fmt: skip
+        if result.finish_reason == "length":
+            run.note_error(ValidationFailed(
+                f"{self.spec.name}: the token budget of {self.spec.policy.max_new_tokens} ran out "
+                "before the JSON was complete; raise policy.max_new_tokens"))  # fmt: skip
+            return self._route_failure("invalid_output")
+        try:
+            output = json.loads(result.text)
+        except json.JSONDecodeError as exc:
+            run.note_error(ValidationFailed(f"{self.spec.name}: model output is not JSON: {exc}"))
+            return self._route_failure("invalid_output")
+        run.answer = PathAnswer(output=output, confidence=primary_confidence(result))
+        return "validate"
+
+    def _validating(self, run: _Run) -> str:
+        assert run.answer is not None
+        error = jsonschema.exceptions.best_match(self.validator.iter_errors(run.answer.output))
+        if error is None:
+            return "score"
+        where = "$" + "".join(f".{p}" for p in error.path)
+        run.note_error(ValidationFailed(
+            f"{self.spec.name}: output violates {where}: {error.message}",
+            json_path=where))  # fmt: skip
+        return self._route_failure("invalid_output")
+
+    def _scoring(self, run: _Run) -> str:
+        assert run.answer is not None
+        assert run.path is not None
+        run.attempts.append(Attempt(run.path, round(run.answer.confidence, 4)))
+        run.candidates.append((run.path, run.answer))
+        if run.answer.confidence >= self.spec.policy.threshold:
+            run.final = (run.path, run.answer)
+            return "accept"
+        if run.path == PRIMARY and "low_confidence" not in self.spec.policy.fallback_on:
+            run.final = (run.path, run.answer)
+            return "accept"
+        return "fall_back"
+
+    def _falling_back(self, run: _Run) -> str:
+        run.cursor += 1
+        run.answer = None
+        if run.cursor >= len(self.fallbacks):
+            if run.candidates:  # nobody reached the threshold: the most confident valid answer
+                run.final = max(run.candidates, key=lambda c: c[1].confidence)
+                return "accept"
+            return "fail"
+        path = self.fallbacks[run.cursor]
+        run.path = path.name
+        try:
+            run.answer = path.extract(run.text, self.context)
+        except AAUError as exc:
+            run.note_error(exc)
+            return "fall_back"
+        except Exception as exc:  # a broken fallback must not take the unit down
+            run.note_error(ValidationFailed(f"{self.spec.name}: {path.name} path crashed: {exc!r}"))
+            return "fall_back"
+        return "validate"
+
+    def _route_failure(self, code: str) -> str:
+        return "fall_back" if code in self.spec.policy.fallback_on else "fail"
+
+    # -- the loop -------------------------------------------------------------------------
+
+    async def run(self, text: str) -> UnitResult:
+        """Run the unit over ``text``; always returns a result."""
+        run = _Run(text=text)
+        machine = RunMachine(self.spec.flow)
+        run.trace.append(TraceStep(machine.state, None, 0.0))
+        while not machine.is_final:
+            state = machine.state
+            if state == "decoding":
+                event = await self._decoding(run)
+            elif state == "accepted":
+                event = "finish"
+            else:
+                event = getattr(self, f"_{state}")(run)
+            if not machine.can(event) and event != "fail" and machine.can("fail"):
+                event = "fail"  # a custom flow without this route ends the run cleanly
+            try:
+                machine.send(event)
+            except ValueError as exc:
+                run.errors.append(InputError(f"{self.spec.name}: {exc}", code="flow_error"))
+                break
+            detail = run.errors[-1].code if event in {"fall_back", "fail"} and run.errors else None
+            if event in {"accept", "score"} and run.answer is not None:
+                detail = f"confidence={run.answer.confidence:.3f}"
+            run.trace.append(TraceStep(machine.state, run.path, run.ms(), detail))
+        return self._result(run)
+
+    def _result(self, run: _Run) -> UnitResult:
+        timings = {"queue_ms": 0.0, "prefill_ms": 0.0, "decode_ms": 0.0, **run.timings}
+        timings = {k: round(v, 3) for k, v in timings.items()}
+        timings["total_ms"] = run.ms()
+        common = {
+            "unit": self.spec.name,
+            "version": self.spec.version,
+            "timings": timings,
+            "trace": tuple(run.trace),
+            "attempts": tuple(run.attempts),
+            "tokens": run.tokens,
+        }
+        if run.final is not None:
+            path, answer = run.final
+            return UnitResult(
+                output=answer.output,
+                confidence=round(answer.confidence, 4),
+                path=path,
+                error=None,
+                spans=dict(answer.spans),
+                **common,
+            )
+        if not run.errors:
+            error = UnitError("flow_error", f"{self.spec.name}: the flow ended without an answer")
+        elif len(run.errors) == 1:
+            error = UnitError(run.errors[0].code, str(run.errors[0]))
+        else:
+            group = FallbacksExhausted(f"{self.spec.name}: every path failed", run.errors)
+            detail = "; ".join(f"{a.path}: {a.error.code}" for a in run.attempts if a.error)
+            error = UnitError(group.code, f"{group.message} ({detail})")
+        return UnitResult(output=None, confidence=0.0, path=None, error=error, **common)

@@ -1,0 +1,101 @@
+"""``Pipeline``: several units over one input, concurrently, on one shared engine.
+
+Units of a pipeline run as concurrent tasks; each one's failure stays in its own result. The
+engine is shared by every pipeline that is given it, so a process holds one model however many
+pipelines and requests it serves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from aau.engines.base import Engine
+from aau.engines.registry import EngineConfig, build_engine
+from aau.errors import InputError
+from aau.fsm.run import UnitRunner
+from aau.pipeline.results import PipelineResult, UnitError, UnitResult
+from aau.spec.model import UnitSpec
+
+__all__ = ["Pipeline", "load_unit", "run"]
+
+
+def load_unit(path: str | Path) -> UnitSpec:
+    """Read and check one unit file (raises a located ``SpecError``)."""
+    return UnitSpec.from_file(path)
+
+
+def _as_spec(unit: UnitSpec | str | Path) -> UnitSpec:
+    return unit if isinstance(unit, UnitSpec) else load_unit(unit)
+
+
+class Pipeline:
+    """Run units over inputs.
+
+    Args:
+        units: unit specs or paths of unit files.
+        engine: a shared engine, an ``EngineConfig`` to build one, ``None`` for the default
+            (transformers with the embedded model), or ``False`` for no model at all (fallback
+            paths only).
+    """
+
+    def __init__(
+        self,
+        units: Iterable[UnitSpec | str | Path],
+        engine: Engine | EngineConfig | None | bool = None,
+    ) -> None:
+        specs = [_as_spec(u) for u in units]
+        names = [s.name for s in specs]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"units must have distinct names; repeated: {', '.join(duplicates)}")
+        if engine is None or isinstance(engine, EngineConfig):
+            engine = build_engine(engine)
+        self.engine: Engine | None = engine if engine is not False else None  # type: ignore[assignment]
+        self.runners = [UnitRunner(spec, self.engine) for spec in specs]
+
+    @property
+    def units(self) -> list[UnitSpec]:
+        """The pipeline's units, in order."""
+        return [r.spec for r in self.runners]
+
+    async def warmup(self) -> None:
+        """Load the model and compile every unit's constraint before the first input."""
+        if self.engine is not None:
+            await self.engine.warmup([r.schema for r in self.runners])
+
+    async def arun(self, text: str, *, id: str | None = None) -> PipelineResult:  # noqa: A002
+        """Every unit over ``text``, concurrently."""
+        results = await asyncio.gather(*(r.run(text) for r in self.runners))
+        return PipelineResult(id=id, units={r.unit: r for r in results})
+
+    def run(self, text: str, *, id: str | None = None) -> PipelineResult:  # noqa: A002
+        """Synchronous ``arun`` (not from inside a running event loop: use ``arun`` there)."""
+        return asyncio.run(self.arun(text, id=id))
+
+    def failed(self, error: InputError, *, id: str | None = None) -> PipelineResult:  # noqa: A002
+        """The result of an input that could not be read: every unit carries ``error``."""
+        units = {
+            r.spec.name: UnitResult(
+                unit=r.spec.name,
+                version=r.spec.version,
+                output=None,
+                confidence=0.0,
+                path=None,
+                error=UnitError(error.code, str(error)),
+                timings={"queue_ms": 0.0, "prefill_ms": 0.0, "decode_ms": 0.0, "total_ms": 0.0},
+            )  # fmt: skip
+            for r in self.runners
+        }
+        return PipelineResult(id=id, units=units)
+
+
+def run(
+    units: Sequence[UnitSpec | str | Path],
+    text: str,
+    *,
+    engine: Engine | EngineConfig | None = None,
+) -> PipelineResult:
+    """One-shot convenience: build a pipeline and run it over ``text``."""
+    return Pipeline(units, engine=engine).run(text)

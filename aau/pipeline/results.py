@@ -1,0 +1,84 @@
+"""Unit results: the contract every unit run ends with, whatever happened.
+
+``output`` (valid against the unit's schema, or null), ``confidence`` in [0, 1], ``path`` that
+produced it, ``error`` (null or ``{code, message}``), ``timings`` in ms, ``trace`` of FSM states,
+plus ``attempts`` (one per path tried, with its confidence or error), ``spans`` (where each
+output field came from in the text) and ``tokens``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+__all__ = ["Attempt", "PipelineResult", "TraceStep", "UnitError", "UnitResult"]
+
+
+@dataclass(frozen=True, slots=True)
+class UnitError:
+    """A stable code and a message that says what and where."""
+
+    code: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class TraceStep:
+    """One state the run entered."""
+
+    state: str
+    path: str | None
+    at_ms: float
+    detail: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One path tried: its confidence when it answered, its error when not."""
+
+    path: str
+    confidence: float | None = None
+    error: UnitError | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UnitResult:
+    """The result of one unit over one input."""
+
+    unit: str
+    version: str
+    output: dict[str, Any] | None
+    confidence: float
+    path: str | None
+    error: UnitError | None
+    timings: dict[str, float]
+    trace: tuple[TraceStep, ...] = ()
+    attempts: tuple[Attempt, ...] = ()
+    spans: dict[str, tuple[int, int]] = field(default_factory=dict)
+    tokens: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def states(self) -> list[str]:
+        """The state ids of the trace, in order."""
+        return [step.state for step in self.trace]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (the batch output's per-unit value)."""
+        data = asdict(self)
+        data["spans"] = {k: list(v) for k, v in self.spans.items()}
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class PipelineResult:
+    """Every unit's result for one input, keyed by unit name."""
+
+    id: str | None
+    units: dict[str, UnitResult]
+
+    def __getitem__(self, name: str) -> UnitResult:
+        return self.units[name]
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"id", "units": {name: result}}``, the batch line format."""
+        return {"id": self.id, "units": {k: v.to_dict() for k, v in self.units.items()}}
