@@ -10,6 +10,7 @@ AAUError
 │   └── ConstraintNotHonored   constraint_not_honored
 ├── UnitRunError         a path of a unit run produced nothing usable
 │   ├── ValidationFailed       invalid_output
+│   │   └── UngroundedOutput   ungrounded_output
 │   └── FallbacksExhausted     fallbacks_exhausted (an ExceptionGroup, one entry per path)
 └── CalibrationError
 ```
@@ -30,6 +31,7 @@ __all__ = [
     "FallbacksExhausted",
     "InputError",
     "SpecError",
+    "UngroundedOutput",
     "UnitRunError",
     "ValidationFailed",
 ]
@@ -125,6 +127,12 @@ class ValidationFailed(UnitRunError):
     def __init__(self, message: str, *, json_path: str = "$") -> None:
         super().__init__(message)
         self.json_path = json_path
+
+
+class UngroundedOutput(ValidationFailed):
+    """A value the model returned does not occur in the text (e.g. copied from an example)."""
+
+    code = "ungrounded_output"
 
 
 class FallbacksExhausted(ExceptionGroup, UnitRunError):  # type: ignore[misc]  # both bases needed

@@ -29,4 +29,5 @@ def print_table(results: Sequence[PipelineResult], console: Console | None = Non
                 unit.error.code if unit.error else "",
                 f"{unit.timings.get('total_ms', 0):.0f}",
             )
-    (console or Console()).print(table)
+    # Piped output has no terminal width; 80 columns would fold every JSON value.
+    (console or Console(width=None if Console().is_terminal else 140)).print(table)

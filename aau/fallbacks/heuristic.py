@@ -30,8 +30,12 @@ class _Candidate:
     output: dict[str, Any]
     spans: dict[str, tuple[int, int]]
     strength: float
-    has_context: bool
+    context: float
     start: int
+
+    @property
+    def score(self) -> float:
+        return self.strength + self.context
 
 
 class HeuristicPath:
@@ -43,11 +47,15 @@ class HeuristicPath:
         self.spec = spec
         self.fields = list(unit.output.get("properties", {}))
         self._patterns = [(re.compile(p.regex, re.IGNORECASE), p.strength) for p in spec.patterns]
-        self._keywords = (
-            re.compile("|".join(re.escape(k) for k in spec.keywords), re.IGNORECASE)
-            if spec.keywords
-            else None
+        weights = (
+            spec.keywords
+            if isinstance(spec.keywords, dict)
+            else dict.fromkeys(spec.keywords, _CONTEXT_BONUS)
         )
+        self._keywords = [
+            (re.compile(rf"\b{re.escape(word)}\b", re.IGNORECASE), bonus)
+            for word, bonus in weights.items()
+        ]
 
     def _candidates(self, text: str) -> list[_Candidate]:
         found = []
@@ -66,8 +74,8 @@ class HeuristicPath:
                 if not spans:  # nothing normalizable came from the text itself
                     continue
                 before = text[max(0, match.start() - self.spec.window) : match.start()]
-                has_context = bool(self._keywords and self._keywords.search(before))
-                found.append(_Candidate(output, spans, strength, has_context, match.start()))
+                context = max((b for rx, b in self._keywords if rx.search(before)), default=0.0)
+                found.append(_Candidate(output, spans, strength, context, match.start()))
         return found
 
     def extract(self, text: str, context: PathContext) -> PathAnswer:
@@ -82,12 +90,12 @@ class HeuristicPath:
         sign = 1 if self.spec.prefer == "first" else -1
         best = min(
             candidates,
-            key=lambda c: (-(c.strength + _CONTEXT_BONUS * c.has_context), sign * c.start),
+            key=lambda c: (-c.score, sign * c.start),
         )
         distinct = {tuple(sorted((k, str(v)) for k, v in c.output.items())) for c in candidates}
         competing = len(distinct) - 1
         confidence = self.spec.confidence * (0.5 + 0.5 * best.strength)
-        confidence += 0.15 * best.has_context - 0.05 * min(competing, 3)
+        confidence += 0.15 * (best.context > 0) - 0.05 * min(competing, 3)
         if any(v is None for f, v in best.output.items() if f in self.spec.fields):
             confidence *= 0.8  # a partial answer
         return PathAnswer(
@@ -97,7 +105,7 @@ class HeuristicPath:
             signals={
                 "rule_strength": best.strength,
                 "competing_matches": float(competing),
-                "has_context": float(best.has_context),
+                "has_context": float(best.context > 0),
             },
         )
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any
 
-__all__ = ["NORMALIZERS", "normalize"]
+__all__ = ["NORMALIZERS", "currency_markers", "normalize"]
 
 # Symbols that name one currency in practice. "$" alone is read as USD and "¥" as JPY: the
 # common reading in the documents units see; a unit that needs otherwise maps it in its prompt.
@@ -33,6 +33,11 @@ def _iso_codes() -> frozenset[str]:
     from babel.numbers import list_currencies
 
     return frozenset(list_currencies())
+
+
+def currency_markers(code: str) -> list[str]:
+    """Symbols and words that stand for the ISO code ``code`` (``EUR`` -> ``€``, ``euro``…)."""
+    return [marker for marker, iso in _SYMBOLS.items() if iso == code and marker != code.lower()]
 
 
 def normalize_currency(text: str) -> str | None:

@@ -12,6 +12,7 @@ the run fails with ``fallbacks_exhausted`` (or the single path's own error code)
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import time
@@ -22,9 +23,17 @@ import jsonschema
 
 from aau.decoding.json_schema import bound_schema
 from aau.engines.base import Engine, Generation, GenerationRequest
-from aau.errors import AAUError, EngineError, FallbacksExhausted, InputError, ValidationFailed
+from aau.errors import (
+    AAUError,
+    EngineError,
+    FallbacksExhausted,
+    InputError,
+    UngroundedOutput,
+    ValidationFailed,
+)
 from aau.fallbacks.base import FallbackPath, PathAnswer, PathContext
 from aau.fallbacks.registry import build_fallback
+from aau.fsm.grounding import ground_output
 from aau.fsm.machine import RunMachine
 from aau.pipeline.results import Attempt, TraceStep, UnitError, UnitResult
 from aau.prompts.render import render_messages
@@ -162,6 +171,16 @@ class UnitRunner:
     def _validating(self, run: _Run) -> str:
         assert run.answer is not None
         error = jsonschema.exceptions.best_match(self.validator.iter_errors(run.answer.output))
+        if error is None and run.path == PRIMARY and self.spec.policy.require_grounding:
+            try:
+                spans = ground_output(
+                    self.spec.name, run.text, run.answer.output,
+                    max_distance=self.spec.policy.max_field_distance,
+                )  # fmt: skip
+            except UngroundedOutput as exc:
+                run.note_error(exc)
+                return self._route_failure(exc.code)
+            run.answer = dataclasses.replace(run.answer, spans=spans)
         if error is None:
             return "score"
         where = "$" + "".join(f".{p}" for p in error.path)

