@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from importlib.metadata import version
+from pathlib import Path
 from typing import Any, Literal
 
 from aau.errors import SpecError
@@ -54,6 +57,8 @@ class ConstraintCompiler:
         tokenizer: the HF tokenizer the engine decodes with.
         vocab_size: rows of the model's logits (may exceed the tokenizer's vocabulary).
         model: the HF model (needed by the ``outlines_core`` backend only).
+        cache_dir: where compiled xgrammar schemas are kept across processes (keyed by schema,
+            tokenizer and library version); None keeps them in memory only.
         backend: ``xgrammar`` (default, fastest to compile) or ``outlines_core``.
         max_entries: compiled schemas kept in memory, least recently used out.
     """
@@ -66,6 +71,7 @@ class ConstraintCompiler:
         *,
         backend: Backend = "xgrammar",
         max_entries: int = 256,
+        cache_dir: Path | None = None,
     ) -> None:
         self.tokenizer, self.vocab_size, self.backend = tokenizer, vocab_size, backend
         self.model = model  # outlines-core's vocabulary is built through outlines' model wrapper
@@ -73,6 +79,10 @@ class ConstraintCompiler:
         self._max_entries = max_entries
         self._lock = threading.Lock()
         self._compiler: Any = None
+        self._tokenizer_info: Any = None
+        self.cache_dir = cache_dir
+        self.disk_hits = 0
+        self._fingerprint: str | None = None
 
     def _xgrammar_compile(self, schema: dict[str, Any]) -> tuple[Any, Any]:
         import xgrammar as xgr
@@ -80,11 +90,40 @@ class ConstraintCompiler:
 
         if self._compiler is None:
             info = xgr.TokenizerInfo.from_huggingface(self.tokenizer, vocab_size=self.vocab_size)
+            self._tokenizer_info = info
             self._compiler = xgr.GrammarCompiler(info, cache_enabled=True)
+        path = self._disk_path(schema)
+        if path is not None and path.is_file():
+            try:
+                compiled = xgr.CompiledGrammar.deserialize_json(
+                    path.read_text(encoding="utf-8"), self._tokenizer_info
+                )
+                self.disk_hits += 1
+                return compiled, lambda c: XGrammarLogitsProcessor(c, "torch")
+            except (OSError, RuntimeError, ValueError):
+                path.unlink(missing_ok=True)  # corrupt or from another build: recompile
         compiled = self._compiler.compile_json_schema(
             json.dumps(schema), any_whitespace=False, separators=(",", ":"), strict_mode=True
         )
+        if path is not None:
+            try:  # write-then-rename, so a concurrent reader never sees half a file
+                path.parent.mkdir(parents=True, exist_ok=True)
+                tmp = path.with_suffix(f".{os.getpid()}.tmp")
+                tmp.write_text(compiled.serialize_json(), encoding="utf-8")
+                tmp.replace(path)
+            except OSError:
+                pass  # the disk cache only saves time
         return compiled, lambda c: XGrammarLogitsProcessor(c, "torch")
+
+    def _disk_path(self, schema: dict[str, Any]) -> Path | None:
+        if self.cache_dir is None:
+            return None
+        if self._fingerprint is None:
+            vocab = sorted(self.tokenizer.get_vocab().items(), key=lambda kv: kv[1])
+            digest = hashlib.sha256(json.dumps(vocab, ensure_ascii=False).encode())
+            digest.update(f"{self.vocab_size}|xgrammar {version('xgrammar')}|compact".encode())
+            self._fingerprint = digest.hexdigest()[:16]
+        return self.cache_dir / f"{self._fingerprint}-{schema_key(schema)}.json"
 
     def _outlines_core_compile(self, schema: dict[str, Any]) -> tuple[Any, Any]:
         import outlines

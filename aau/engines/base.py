@@ -72,6 +72,8 @@ class Generation:
         token_entropies: entropy (nats) of each step's raw distribution.
         forced: per token, whether the constraint left exactly one choice.
         prompt_tokens: tokens read; ``cached_tokens`` of them came from a prefix cache.
+        model_ms: time in model forward passes spent on this request (a batched step counts
+            for each row by its share), so the rest of its time is framework overhead.
     """
 
     text: str
@@ -81,6 +83,7 @@ class Generation:
     forced: tuple[bool, ...] = ()
     prompt_tokens: int = 0
     cached_tokens: int = 0
+    model_ms: float = 0.0
     timings: Timings = Timings()
 
     @property

@@ -14,7 +14,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from aau.engines.base import Engine
 from aau.errors import EngineUnavailable, SpecError
@@ -41,7 +41,11 @@ class EngineConfig(BaseModel):
     """CPU threads for torch; None keeps torch's default."""
     constraint_backend: Literal["xgrammar", "outlines_core"] = "xgrammar"
     cache_dir: str | None = None
-    """Where converted weights are cached; default ``~/.cache/aau``."""
+    """Where converted weights and compiled schemas are cached; default ``~/.cache/aau``."""
+    max_batch_size: int = Field(16, ge=1, le=512)
+    """Rows decoded together; 1 runs requests one at a time."""
+    prefix_cache_mb: int = Field(1024, ge=0)
+    """Memory cap of the prompt-prefix KV cache; 0 turns it off."""
 
     @classmethod
     def from_sources(
@@ -57,7 +61,8 @@ class EngineConfig(BaseModel):
             data, lines, _ = read_yaml_file(Path(file))
             values.update(data or {})
         env = os.environ if env is None else env
-        for key in ("backend", "model", "device", "dtype", "threads", "constraint_backend"):
+        for key in ("backend", "model", "device", "dtype", "threads", "constraint_backend",
+                    "max_batch_size", "prefix_cache_mb"):  # fmt: skip
             name = "AAU_ENGINE" if key == "backend" else f"AAU_{key.upper()}"
             if env.get(name):
                 values[key] = env[name]

@@ -1,15 +1,17 @@
-"""The in-process transformers engine: any HF causal LM (GGUF included) on CPU or GPU.
+"""The in-process transformers engine: any HF causal LM (GGUF included), CPU or GPU, shared.
 
-Generation is a hand-written greedy decode loop over the model's forward pass with a KV cache,
-so that each step can (1) read the raw distribution for the confidence signals, (2) apply the
-request's own constraint mask, and (3) stop at the request's deadline or cancellation. One model
-serves every caller: requests are serialized on a lock, and the time spent waiting for it is the
-request's queue time.
+One engine object serves every unit run of every pipeline in the process. Callers submit
+requests from any thread or event loop; one worker thread owns the model and runs the
+continuous batch (``aau.engines.batching``): between two decode steps it admits waiting
+requests — each prefilled on top of the longest cached prefix of its prompt
+(``aau.engines.prefix_cache``) — and stacks them into the running batch.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import queue
 import threading
 import time
 from collections.abc import Sequence
@@ -17,7 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from aau.decoding.constraints import ConstraintCompiler
-from aau.engines.base import EngineCapabilities, Generation, GenerationRequest, Timings
+from aau.engines import kv
+from aau.engines.base import EngineCapabilities, Generation, GenerationRequest
+from aau.engines.batching import DecodeBatch, Row
+from aau.engines.prefix_cache import PrefixCache
 from aau.engines.registry import EngineConfig, register_engine
 from aau.errors import AAUError, EngineError, EngineTimeout, EngineUnavailable
 
@@ -45,19 +50,25 @@ class TransformersEngine:
         self.compiler: ConstraintCompiler | None = None
         self.model_path: Path | None = None
         self.load_s: float | None = None
+        self.prefix_cache = PrefixCache(self.config.prefix_cache_mb * 2**20)
         self._load_lock = threading.Lock()
-        self._run_lock = threading.Lock()
+        self._queue: queue.Queue[Row] = queue.Queue()
+        self._worker: threading.Thread | None = None
+        self._closing = threading.Event()
         self._stop_ids: frozenset[int] = frozenset()
+        self._namespace = ""
+        self._max_rows = self.config.max_batch_size
 
     # -- loading --------------------------------------------------------------------------
 
     def load(self) -> None:
-        """Load weights and tokenizer (idempotent, thread-safe)."""
+        """Load weights and tokenizer and start the worker (idempotent, thread-safe)."""
         with self._load_lock:
             if self.model is not None:
                 return
             import torch
 
+            from aau.engines.glm5 import make_indexer_ties_deterministic
             from aau.engines.models import load_model_and_tokenizer
 
             started = time.perf_counter()
@@ -68,16 +79,25 @@ class TransformersEngine:
                 device = "cuda" if torch.cuda.is_available() else "cpu"
             dtype = "auto" if self.config.dtype == "auto" else getattr(torch, self.config.dtype)
             cache_dir = Path(self.config.cache_dir or Path.home() / ".cache" / "aau")
-            self.model, self.tokenizer, self.model_path = load_model_and_tokenizer(
+            model, tokenizer, self.model_path = load_model_and_tokenizer(
                 self.config.model, dtype=dtype, device=device, cache_dir=cache_dir
             )
-            vocab_rows = self.model.get_output_embeddings().weight.shape[0]
+            make_indexer_ties_deterministic(model)
+            vocab_rows = model.get_output_embeddings().weight.shape[0]
             self.compiler = ConstraintCompiler(
-                self.tokenizer, vocab_rows, model=self.model, backend=self.config.constraint_backend
-            )
-            eos = self.model.generation_config.eos_token_id
+                tokenizer, vocab_rows, model=model, backend=self.config.constraint_backend,
+                cache_dir=cache_dir / "grammars",
+            )  # fmt: skip
+            eos = model.generation_config.eos_token_id
             eos_ids = set(eos if isinstance(eos, list) else [eos]) - {None}
-            self._stop_ids = frozenset(eos_ids | {self.tokenizer.eos_token_id})
+            self._stop_ids = frozenset(eos_ids | {tokenizer.eos_token_id})
+            # Prefix KV depends on the weights and on what token ids mean (tenant term sets
+            # add tokens): both are in the namespace.
+            self._namespace = f"{self.model_path}|{len(tokenizer)}"
+            self.model, self.tokenizer = model, tokenizer
+            self._closing.clear()
+            self._worker = threading.Thread(target=self._work, name="aau-engine", daemon=True)
+            self._worker.start()
             self.load_s = time.perf_counter() - started
 
     async def warmup(self, schemas: Sequence[dict[str, Any]] = ()) -> None:
@@ -96,113 +116,117 @@ class TransformersEngine:
             raise result
 
     def close(self) -> None:
-        """Drop the model so its memory can be reclaimed."""
+        """Stop the worker and drop the model and caches."""
         with self._load_lock:
+            self._closing.set()
+            if self._worker is not None:
+                self._worker.join(timeout=30)
+            self._worker = None
             self.model = self.tokenizer = self.compiler = None
+            self.prefix_cache.clear()
 
-    # -- generation -----------------------------------------------------------------------
+    # -- submitting -----------------------------------------------------------------------
+
+    def submit(self, request: GenerationRequest) -> concurrent.futures.Future[Generation | EngineError]:
+        """Queue one request from any thread; the future holds a Generation or an EngineError."""
+        future: concurrent.futures.Future[Generation | EngineError] = concurrent.futures.Future()
+        try:
+            self.load()
+        except EngineError as exc:
+            future.set_result(exc)
+            return future
+        except Exception as exc:  # an unloadable model must not crash the caller's batch
+            future.set_result(EngineUnavailable(f"model failed to load: {exc}"))
+            return future
+        self._queue.put(Row(request, future, time.perf_counter()))
+        return future
 
     async def generate(
         self, requests: Sequence[GenerationRequest]
     ) -> list[Generation | EngineError]:
-        """Run each request; failures are returned in their slot, not raised."""
-        results: list[Generation | EngineError] = []
-        for request in requests:
-            submitted = time.perf_counter()
-            try:
-                results.append(await asyncio.to_thread(self._generate_one, request, submitted))
-            except asyncio.CancelledError:
-                request.cancel.set()  # the worker thread stops at its next token
-                raise
-            except EngineError as exc:
-                results.append(exc)
-            except AAUError as exc:
-                results.append(_as_engine_error(exc))
-        return results
-
-    def _prompt_ids(self, request: GenerationRequest) -> Any:
-        encoded = self.tokenizer.apply_chat_template(
-            list(request.messages), add_generation_prompt=True, return_tensors="pt",
-            return_dict=True,
-        )  # fmt: skip
-        return encoded["input_ids"].to(self.model.device)
-
-    def _generate_one(self, request: GenerationRequest, submitted: float) -> Generation:
+        """Run the requests (batched with everything else in flight); failures in their slot."""
+        futures = [self.submit(r) for r in requests]
         try:
-            self.load()
-        except EngineError:
+            return list(await asyncio.gather(*(asyncio.wrap_future(f) for f in futures)))
+        except asyncio.CancelledError:
+            for request in requests:  # the worker drops these rows at the next token
+                request.cancel.set()
             raise
-        except Exception as exc:  # an unloadable model must not crash the caller's batch
-            raise EngineUnavailable(f"model failed to load: {exc}") from exc
-        assert self.compiler is not None
-        constraint = self.compiler.compile(request.schema, unit=request.key or "<request>")
-        with self._run_lock:
-            started = time.perf_counter()
-            return self._decode(request, constraint.new_processor(), submitted, started)
 
-    def _decode(
-        self, request: GenerationRequest, processor: Any, submitted: float, started: float
-    ) -> Generation:
+    # -- the worker -----------------------------------------------------------------------
+
+    def _work(self) -> None:
         import torch
 
-        input_ids = self._prompt_ids(request)
-        prompt_tokens = int(input_ids.shape[1])
+        # No autograd anywhere in serving; inference mode also skips version counters.
+        with torch.inference_mode():
+            self._serve(DecodeBatch(self.model, self.tokenizer, self._stop_ids))
+
+    def _serve(self, batch: DecodeBatch) -> None:
+        while not self._closing.is_set():
+            try:
+                self._admit(batch)
+                if len(batch):
+                    batch.step()
+            except Exception as exc:  # keep serving: fail the batch in flight, not the process
+                batch.fail_all(EngineUnavailable(f"engine step failed: {exc!r}"))
+
+    def _admit(self, batch: DecodeBatch) -> None:
+        """Prefill waiting requests into the batch (block briefly when the batch is empty)."""
+        while len(batch) < self._max_rows:
+            try:
+                row = self._queue.get(timeout=0.05) if not len(batch) else self._queue.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                self._prefill(row, batch)
+            except AAUError as exc:
+                row.future.set_result(exc if isinstance(exc, EngineError) else _as_engine_error(exc))
+            except Exception as exc:  # one bad request fails alone
+                row.future.set_result(EngineUnavailable(f"prefill failed: {exc!r}"))
+
+    def _prompt_ids(self, request: GenerationRequest) -> list[int]:
+        encoded = self.tokenizer.apply_chat_template(
+            list(request.messages), add_generation_prompt=True, tokenize=True, return_dict=True
+        )
+        return list(encoded["input_ids"])
+
+    def _prefill(self, row: Row, batch: DecodeBatch) -> None:
+        import torch
+
+        request = row.request
+        row.started = time.perf_counter()
+        assert self.compiler is not None
+        constraint = self.compiler.compile(request.schema, unit=request.key or "<request>")
+        row.processor = constraint.new_processor()
+        tokens = self._prompt_ids(request)
         limit = getattr(self.model.config, "max_position_embeddings", None)
-        if limit and prompt_tokens + request.max_new_tokens > limit:
+        if limit and len(tokens) + request.max_new_tokens > limit:
             raise ContextTooLong(
-                f"{request.key or 'request'}: prompt of {prompt_tokens} tokens plus a budget of "
+                f"{request.key or 'request'}: prompt of {len(tokens)} tokens plus a budget of "
                 f"{request.max_new_tokens} exceeds the model's context of {limit} tokens"
             )
-        logprobs: list[float] = []
-        entropies: list[float] = []
-        forced: list[bool] = []
-        generated: list[int] = []
-        finish = "length"
-        prefill_ms = 0.0
-        with torch.inference_mode():
-            out = self.model(input_ids=input_ids, use_cache=True)
-            prefill_ms = (time.perf_counter() - started) * 1000
-            cache = out.cache  # transformers 5 renamed past_key_values to cache
-            sequence = input_ids
-            for _ in range(request.max_new_tokens):
-                self._check_limits(request)
-                raw = out.logits[:, -1, :].float()
-                log_probs = torch.log_softmax(raw, dim=-1)
-                masked = processor(sequence, raw.clone())
-                allowed = int(torch.isfinite(masked).sum()) if masked.dtype.is_floating_point else 0
-                token = int(torch.argmax(masked, dim=-1))
-                logprobs.append(float(log_probs[0, token]))
-                entropies.append(float(-(log_probs.exp() * log_probs).nan_to_num().sum()))
-                forced.append(allowed == 1)
-                if token in self._stop_ids:
-                    finish = "stop"
-                    break
-                generated.append(token)
-                next_id = torch.tensor([[token]], device=sequence.device)
-                sequence = torch.cat([sequence, next_id], dim=1)
-                out = self.model(input_ids=next_id, cache=cache, use_cache=True)
-                cache = out.cache
-        finished = time.perf_counter()
-        return Generation(
-            text=self.tokenizer.decode(generated, skip_special_tokens=True),
-            finish_reason=finish,  # type: ignore[arg-type]  # a Literal, set above
-            token_logprobs=tuple(logprobs),
-            token_entropies=tuple(entropies),
-            forced=tuple(forced),
-            prompt_tokens=prompt_tokens,
-            timings=Timings(
-                queue_ms=(started - submitted) * 1000,
-                prefill_ms=prefill_ms,
-                decode_ms=(finished - started) * 1000 - prefill_ms,
-            ),
-        )
-
-    @staticmethod
-    def _check_limits(request: GenerationRequest) -> None:
-        if request.cancel.is_set():
-            raise EngineTimeout(f"{request.key or 'request'}: cancelled by the caller")
+        hit = self.prefix_cache.lookup(self._namespace, tokens) if self.prefix_cache.max_bytes else None
+        start = hit.length if hit else 0
         if request.deadline is not None and time.monotonic() > request.deadline:
-            raise EngineTimeout(f"{request.key or 'request'}: generation passed its deadline")
+            raise EngineTimeout(f"{request.key or 'request'}: deadline passed while queued")
+        forward_started = time.perf_counter()
+        out = self.model(
+            input_ids=torch.tensor([tokens[start:]], device=self.model.device),
+            position_ids=torch.arange(start, len(tokens), device=self.model.device)[None],
+            cache=hit.kv if hit else None,
+            use_cache=True,
+        )
+        now = time.perf_counter()
+        row.model_ms = (now - forward_started) * 1000
+        row.prefill_ms = (now - row.started) * 1000
+        row.prompt_tokens, row.cached_tokens = len(tokens), start
+        row.logits, row.last_token, row.position = out.logits[0, -1], tokens[-1], len(tokens)
+        if self.prefix_cache.max_bytes:
+            self.prefix_cache.insert(self._namespace, tokens, out.cache, tag=request.key)
+        if not kv.is_batchable(out.cache):
+            self._max_rows = 1  # an unsupported cache layout: one request at a time
+        batch.join(row, out.cache, len(tokens))
 
 
 def _as_engine_error(exc: AAUError) -> EngineError:

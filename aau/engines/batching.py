@@ -1,0 +1,195 @@
+"""Iteration-level (continuous) batching of constrained generations over one model.
+
+Requests join the running batch at a token boundary — each is prefilled alone (on top of the
+longest cached prefix of its prompt) and its KV rows are stacked into the batch cache — and leave
+the moment they finish, so no slot idles on a finished row. Every row carries its own logits
+processor (its own unit's JSON schema), applied to its row of the step's logits.
+
+Per step and row, the raw distribution (before the mask) gives the chosen token's
+log-probability and the entropy that confidence and calibration need; the mask then picks.
+
+The batch cache is left-padded: row ``i`` of ``mask`` is 0 over its padding. Position ids are
+per row, so a row computes exactly what it would alone, up to float summation order.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from aau.engines import kv
+from aau.engines.base import Generation, GenerationRequest, Timings
+from aau.errors import EngineError, EngineTimeout
+
+__all__ = ["Cancelled", "DecodeBatch", "Row"]
+
+
+class Cancelled(EngineTimeout):
+    """The caller stopped waiting (cancelled its task) while the request was in the batch."""
+
+    code = "cancelled"
+
+
+@dataclass(eq=False)
+class Row:
+    """One request in flight."""
+
+    request: GenerationRequest
+    future: concurrent.futures.Future[Generation | EngineError]
+    submitted: float
+    processor: Any = None
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    started: float = 0.0
+    prefill_ms: float = 0.0
+    model_ms: float = 0.0
+    logits: torch.Tensor | None = None  # next-token logits, [vocab]
+    last_token: int = 0
+    position: int = 0  # real tokens so far (the next token's position id)
+    generated: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    entropies: list[float] = field(default_factory=list)
+    forced: list[bool] = field(default_factory=list)
+
+    def result(self, finish: str, text: str) -> Generation:
+        """The finished generation."""
+        now = time.perf_counter()
+        return Generation(
+            text=text,
+            finish_reason=finish,  # type: ignore[arg-type]  # "stop" | "length", set by the batch
+            token_logprobs=tuple(self.logprobs),
+            token_entropies=tuple(self.entropies),
+            forced=tuple(self.forced),
+            prompt_tokens=self.prompt_tokens,
+            cached_tokens=self.cached_tokens,
+            model_ms=self.model_ms,
+            timings=Timings(
+                queue_ms=(self.started - self.submitted) * 1000,
+                prefill_ms=self.prefill_ms,
+                decode_ms=(now - self.started) * 1000 - self.prefill_ms,
+            ),
+        )
+
+
+class DecodeBatch:
+    """The rows being decoded together and their shared, left-padded KV cache."""
+
+    def __init__(self, model: Any, tokenizer: Any, stop_ids: frozenset[int]) -> None:
+        self.model, self.tokenizer, self.stop_ids = model, tokenizer, stop_ids
+        self.rows: list[Row] = []
+        self.cache: Any = None
+        self.mask: torch.Tensor | None = None  # [rows, positions], long
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    # -- joining --------------------------------------------------------------------------
+
+    def join(self, row: Row, row_cache: Any, length: int) -> None:
+        """Stack a prefilled row (its cache holds ``length`` positions) into the batch."""
+        row_mask = torch.ones((1, length), dtype=torch.long)
+        if self.cache is None or self.mask is None:
+            # Own layer objects: the row's cache may also be stored in the prefix cache, and
+            # decoding rebinds layer tensors.
+            self.cache, self.mask, self.rows = kv.own_layers(row_cache), row_mask, [row]
+            return
+        width = self.mask.shape[1]
+        if length > width:
+            self.cache = kv.left_pad(self.cache, length - width)
+            self.mask = torch.cat([self.mask.new_zeros((len(self.rows), length - width)), self.mask], 1)
+        elif length < width:
+            row_cache = kv.left_pad(row_cache, width - length)
+            row_mask = torch.cat([row_mask.new_zeros((1, width - length)), row_mask], 1)
+        self.cache = kv.stack_rows([self.cache, row_cache])
+        self.mask = torch.cat([self.mask, row_mask], 0)
+        self.rows.append(row)
+
+    # -- one step -------------------------------------------------------------------------
+
+    def step(self) -> None:
+        """Choose one token for every row, retire finished rows, run one batched forward."""
+        logits = torch.stack([row.logits for row in self.rows]).float()  # type: ignore[misc]
+        log_probs = torch.log_softmax(logits, dim=-1)
+        entropies = -(log_probs.exp() * log_probs).nan_to_num().sum(-1)
+        finished: list[tuple[Row, Generation | EngineError]] = []
+        for index, row in enumerate(self.rows):
+            outcome = self._choose(row, index, logits, log_probs, entropies)
+            if outcome is not None:
+                finished.append((row, outcome))
+        if finished:
+            self._retire({id(row) for row, _ in finished})
+        for row, outcome in finished:  # resolve after retiring: a caller may resubmit at once
+            if not row.future.done():
+                row.future.set_result(outcome)
+        if self.rows:
+            self._forward()
+
+    def _choose(
+        self, row: Row, index: int, logits: torch.Tensor, log_probs: torch.Tensor,
+        entropies: torch.Tensor,
+    ) -> Generation | EngineError | None:  # fmt: skip
+        request = row.request
+        if request.cancel.is_set():
+            return Cancelled(f"{request.key or 'request'}: cancelled by the caller")
+        if request.deadline is not None and time.monotonic() > request.deadline:
+            return EngineTimeout(f"{request.key or 'request'}: generation passed its deadline")
+        last = torch.tensor([[row.last_token]])
+        masked = row.processor(last, logits[index : index + 1].clone())
+        token = int(torch.argmax(masked, dim=-1))
+        row.logprobs.append(float(log_probs[index, token]))
+        row.entropies.append(float(entropies[index]))
+        row.forced.append(int(torch.isfinite(masked).sum()) == 1)
+        if token in self.stop_ids:
+            return row.result("stop", self.tokenizer.decode(row.generated, skip_special_tokens=True))
+        row.generated.append(token)
+        row.last_token = token
+        if len(row.logprobs) >= request.max_new_tokens:
+            return row.result("length", self.tokenizer.decode(row.generated, skip_special_tokens=True))
+        return None
+
+    def _retire(self, done: set[int]) -> None:
+        keep = [i for i, row in enumerate(self.rows) if id(row) not in done]
+        self.rows = [self.rows[i] for i in keep]
+        if not self.rows:
+            self.cache = self.mask = None
+            return
+        assert self.mask is not None
+        index = torch.tensor(keep)
+        self.cache = kv.select_rows(self.cache, index)
+        self.mask = self.mask.index_select(0, index)
+        # Padding that every remaining row has is dead weight in every later step.
+        common = int((self.mask.cumsum(1) == 0).sum(1).min())
+        if common:
+            self.cache = kv.trim_left(self.cache, common)
+            self.mask = self.mask[:, common:]
+
+    def _forward(self) -> None:
+        assert self.mask is not None
+        input_ids = torch.tensor([[row.last_token] for row in self.rows])
+        position_ids = torch.tensor([[row.position] for row in self.rows])
+        self.mask = torch.cat([self.mask, self.mask.new_ones((len(self.rows), 1))], 1)
+        started = time.perf_counter()
+        out = self.model(
+            input_ids=input_ids.to(self.model.device),
+            attention_mask=self.mask.to(self.model.device),
+            position_ids=position_ids.to(self.model.device),
+            cache=self.cache,
+            use_cache=True,
+        )
+        share = (time.perf_counter() - started) * 1000 / len(self.rows)
+        self.cache = out.cache
+        for index, row in enumerate(self.rows):
+            row.logits = out.logits[index, -1]
+            row.position += 1
+            row.model_ms += share
+
+    def fail_all(self, error: EngineError) -> None:
+        """Resolve every row with ``error`` and empty the batch (after an unexpected fault)."""
+        for row in self.rows:
+            if not row.future.done():
+                row.future.set_result(error)
+        self.rows, self.cache, self.mask = [], None, None
