@@ -8,7 +8,8 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 install: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml
-	@command -v tesseract >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq tesseract-ocr; }
+	@command -v tesseract >/dev/null && [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || \
+	  { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq tesseract-ocr fonts-dejavu-core; }
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	# torch first and pinned: a looser requirement would pull a multi-GB CUDA build.

@@ -4,6 +4,8 @@
 ``aau run UNIT... --text T | --file F [--json]``   one input, a table (or JSON) of results
 ``aau batch UNIT... --input IN.jsonl --output OUT.jsonl``   one output line per input line
 ``aau schema``   the JSON Schema of the unit file format
+``aau train UNIT...``   train the units' CRF paths, print held-out precision/recall/F1
+``aau grammar build [--check]``   regenerate the ANTLR parsers of ``grammars/*.g4``
 """
 
 from __future__ import annotations
@@ -77,8 +79,41 @@ def cmd_validate(args: argparse.Namespace) -> int:
             for note in getattr(exc, "__notes__", []):
                 print(f"  {note}", file=sys.stderr)
             continue
-        print(f"ok: {path} ({spec.key})")
+        problems = _data_problems(spec)
+        for problem in problems:
+            print(f"error: {problem}", file=sys.stderr)
+        failed += bool(problems)
+        if not problems:
+            print(f"ok: {path} ({spec.key})")
     return 2 if failed else 0
+
+
+def _data_problems(spec) -> list[SpecError]:  # noqa: ANN001  # a UnitSpec
+    """Every problem of the files a unit's fallbacks read (annotated examples)."""
+    from aau.fallbacks.annotated import check_annotated
+    from aau.fallbacks.crf import CrfFallback
+
+    problems: list[SpecError] = []
+    for fallback in spec.fallbacks:
+        if isinstance(fallback, CrfFallback) and fallback.examples_path(spec).is_file():
+            problems.extend(check_annotated(fallback.examples_path(spec), fallback.labels))
+    return problems
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    """Train each unit's CRF path and print its held-out scores."""
+    from aau.fallbacks.crf_training import format_report, train_unit
+
+    for path in _unit_paths(args.units):
+        print(format_report(train_unit(_load(path))))
+    return 0
+
+
+def cmd_grammar(args: argparse.Namespace) -> int:
+    """Regenerate (or with --check, verify) the generated grammar parsers."""
+    from aau.grammars.build import main as build_main
+
+    return build_main(["--check"] if args.check else [])
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
@@ -142,6 +177,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("schema", help="print the unit file JSON Schema")
     p.set_defaults(func=cmd_schema)
+
+    p = sub.add_parser("train", help="train the units' CRF paths")
+    p.add_argument("units", nargs="+", help="unit files or folders")
+    p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("grammar", help="field-format grammars")
+    p.add_argument("action", choices=["build"], help="regenerate the ANTLR parsers")
+    p.add_argument("--check", action="store_true", help="fail when a parser is stale")
+    p.set_defaults(func=cmd_grammar)
 
     p = sub.add_parser("run", help="run units over one text")
     p.add_argument("units", nargs="+", help="unit files or folders")

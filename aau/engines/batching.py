@@ -100,7 +100,9 @@ class DecodeBatch:
         width = self.mask.shape[1]
         if length > width:
             self.cache = kv.left_pad(self.cache, length - width)
-            self.mask = torch.cat([self.mask.new_zeros((len(self.rows), length - width)), self.mask], 1)
+            self.mask = torch.cat(
+                [self.mask.new_zeros((len(self.rows), length - width)), self.mask], 1
+            )
         elif length < width:
             row_cache = kv.left_pad(row_cache, width - length)
             row_mask = torch.cat([row_mask.new_zeros((1, width - length)), row_mask], 1)
@@ -144,11 +146,15 @@ class DecodeBatch:
         row.entropies.append(float(entropies[index]))
         row.forced.append(int(torch.isfinite(masked).sum()) == 1)
         if token in self.stop_ids:
-            return row.result("stop", self.tokenizer.decode(row.generated, skip_special_tokens=True))
+            return row.result(
+                "stop", self.tokenizer.decode(row.generated, skip_special_tokens=True)
+            )
         row.generated.append(token)
         row.last_token = token
         if len(row.logprobs) >= request.max_new_tokens:
-            return row.result("length", self.tokenizer.decode(row.generated, skip_special_tokens=True))
+            return row.result(
+                "length", self.tokenizer.decode(row.generated, skip_special_tokens=True)
+            )
         return None
 
     def _retire(self, done: set[int]) -> None:

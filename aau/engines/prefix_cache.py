@@ -75,8 +75,11 @@ class PrefixCache:
         return len(self._entries)
 
     def lookup(self, namespace: str, tokens: Sequence[int]) -> PrefixHit | None:
-        """The longest stored prefix of ``tokens`` (at most ``len(tokens) - 1`` long, so the
-        request still computes logits for its last token), or None."""
+        """The longest stored prefix of ``tokens``, or None.
+
+        At most ``len(tokens) - 1`` tokens long, so the request still computes logits for its
+        last token.
+        """
         with self._lock:
             hashes = _block_hashes(namespace, tokens)
             depth, candidates = 0, None

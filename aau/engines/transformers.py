@@ -127,7 +127,9 @@ class TransformersEngine:
 
     # -- submitting -----------------------------------------------------------------------
 
-    def submit(self, request: GenerationRequest) -> concurrent.futures.Future[Generation | EngineError]:
+    def submit(
+        self, request: GenerationRequest
+    ) -> concurrent.futures.Future[Generation | EngineError]:
         """Queue one request from any thread; the future holds a Generation or an EngineError."""
         future: concurrent.futures.Future[Generation | EngineError] = concurrent.futures.Future()
         try:
@@ -181,7 +183,9 @@ class TransformersEngine:
             try:
                 self._prefill(row, batch)
             except AAUError as exc:
-                row.future.set_result(exc if isinstance(exc, EngineError) else _as_engine_error(exc))
+                row.future.set_result(
+                    exc if isinstance(exc, EngineError) else _as_engine_error(exc)
+                )
             except Exception as exc:  # one bad request fails alone
                 row.future.set_result(EngineUnavailable(f"prefill failed: {exc!r}"))
 
@@ -206,7 +210,11 @@ class TransformersEngine:
                 f"{request.key or 'request'}: prompt of {len(tokens)} tokens plus a budget of "
                 f"{request.max_new_tokens} exceeds the model's context of {limit} tokens"
             )
-        hit = self.prefix_cache.lookup(self._namespace, tokens) if self.prefix_cache.max_bytes else None
+        hit = (
+            self.prefix_cache.lookup(self._namespace, tokens)
+            if self.prefix_cache.max_bytes
+            else None
+        )
         start = hit.length if hit else 0
         if request.deadline is not None and time.monotonic() > request.deadline:
             raise EngineTimeout(f"{request.key or 'request'}: deadline passed while queued")

@@ -1,0 +1,1 @@
+"""Answer paths besides the model: CRF and heuristic, and their registry."""

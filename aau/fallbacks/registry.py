@@ -35,6 +35,7 @@ def _load_builtins() -> None:
     if _loaded:
         return
     _loaded = True
+    import aau.fallbacks.crf  # noqa: F401  # registers "crf"
     import aau.fallbacks.heuristic  # noqa: F401  # registers "heuristic"
 
     for entry in metadata.entry_points(group="aau.fallbacks"):

@@ -1,0 +1,261 @@
+"""Tokens and per-token features for the CRF path, and the BIO encoding of labelled spans.
+
+The tokenizer keeps character offsets, so a predicted token run maps straight back to a span of
+the analysed text. It keeps written numbers whole (``1,250.00``, ``1.250,00``, ``1 250,00``,
+``1'250.00``, ``14.03.2024``, ``2024-03-14``) because a number split at its separators would
+have to be re-assembled by the model, and it splits letters from digits (``5kg``, ``EUR5``) and
+every other symbol into its own token, so ``€5`` is a currency token and an amount token.
+
+Features are the usual sequence-labelling ones (word, shape, affixes, digit facts, lexicon hits,
+neighbours in a window) plus a bag of the words shortly before a token, which is what tells the
+total apart from the subtotal. ``FEATURE_VERSION`` names this recipe: a trained model records it,
+and a model trained on another recipe is stale.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+
+__all__ = [
+    "FEATURE_VERSION",
+    "FeatureConfig",
+    "Token",
+    "bio_tags",
+    "sentence_features",
+    "spans_from_tags",
+    "tokenize",
+]
+
+FEATURE_VERSION = 1
+"""Bump when ``tokenize`` or ``sentence_features`` change what they produce."""
+
+_SPACE_GROUPED = r"\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?:[.,]\d+)?(?!\d)"
+_NUMBER = r"\d+(?:[.,'’/:\-]\d+)*"
+_WORD = r"[^\W\d_]+(?:['’][^\W\d_]+)*"
+_TOKEN = re.compile(rf"(?P<num>{_SPACE_GROUPED}|{_NUMBER})|(?P<word>{_WORD})|(?P<other>[^\w\s]|_)")
+
+_CURRENCY_SYMBOLS = frozenset("$€£¥₹₩₽₺₪₫₴₦₱¢円元")
+_CURRENCY_WORDS = frozenset(
+    {"euro", "euros", "dollar", "dollars", "pound", "pounds", "yen", "franc", "francs", "rs",
+     "fr", "kr", "zł", "rmb", "pesos", "peso"}
+)  # fmt: skip
+_UNIT_WORDS = frozenset(
+    {"kg", "kgs", "kilo", "kilos", "kilogram", "kilograms", "g", "gram", "grams", "t", "tonne",
+     "tonnes", "ton", "tons", "lb", "lbs", "l", "liter", "liters", "litre", "litres", "ml", "m",
+     "meter", "meters", "metre", "metres", "km", "cm", "mm", "m²", "sqm", "pcs", "pc", "piece",
+     "pieces", "unit", "units", "box", "boxes", "pallet", "pallets", "carton", "cartons",
+     "bottle", "bottles", "bag", "bags", "hour", "hours", "hrs", "h", "day", "days", "kwh",
+     "mwh", "stück", "stk", "kisten", "karton", "kartons", "paletten", "stunden", "pièces",
+     "palettes", "heures", "unidades", "cajas", "palés", "horas"}
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """One token of the analysed text.
+
+    Attributes:
+        text: the token as written.
+        start: offset of its first character.
+        end: offset just past its last character.
+        kind: ``num``, ``word`` or ``other`` (a single symbol).
+    """
+
+    text: str
+    start: int
+    end: int
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
+class FeatureConfig:
+    """What the feature extractor emits; mirrors the unit's ``features:`` block.
+
+    Attributes:
+        window: how many neighbours on each side contribute their features.
+        affixes: prefix and suffix lengths of the lowercased word.
+        use_shape: emit word shapes (``Xxxx``, ``d,ddd.dd``) and their short forms.
+        use_lexicons: emit month, currency and unit lexicon hits.
+        context: how many preceding tokens contribute a bag of words (0 turns it off).
+    """
+
+    window: int = 2
+    affixes: tuple[int, ...] = (1, 2, 3)
+    use_shape: bool = True
+    use_lexicons: bool = True
+    context: int = 6
+
+
+def tokenize(text: str) -> list[Token]:
+    """Split ``text`` into tokens that keep their character offsets."""
+    return [
+        Token(match.group(), match.start(), match.end(), match.lastgroup or "other")
+        for match in _TOKEN.finditer(text)
+    ]
+
+
+@cache
+def _month_names() -> frozenset[str]:
+    from babel.dates import get_month_names
+
+    names: set[str] = {"sept"}
+    for locale in ("en", "de", "fr", "es", "it", "nl", "pt"):
+        for width in ("wide", "abbreviated"):
+            names |= {n.lower().rstrip(".") for n in get_month_names(width, locale=locale).values()}
+    return frozenset(names)
+
+
+@cache
+def _currency_codes() -> frozenset[str]:
+    from babel.numbers import list_currencies
+
+    return frozenset(list_currencies())
+
+
+def _shape(word: str) -> str:
+    out = []
+    for char in word:
+        if char.isdigit():
+            out.append("d")
+        elif char.isalpha():
+            out.append("X" if char.isupper() else "x")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def _short_shape(shape: str) -> str:
+    # Runs collapse so that 1,250.00 and 12,500.00 share the short shape d,d.d.
+    return re.sub(r"(.)\1+", r"\1", shape)
+
+
+def _token_features(token: Token, config: FeatureConfig) -> dict[str, str | float]:
+    """Features of one token on its own, without its neighbours."""
+    word = token.text
+    lower = word.lower()
+    feats: dict[str, str | float] = {"w": lower}
+    if config.use_shape:
+        shape = _shape(word)
+        feats["shape"] = shape if len(shape) <= 12 else shape[:12] + "…"
+        feats["sshape"] = _short_shape(shape)
+    for n in config.affixes:
+        if len(lower) > n:
+            feats[f"p{n}"] = lower[:n]
+            feats[f"s{n}"] = lower[-n:]
+    if token.kind == "num":
+        digits = sum(c.isdigit() for c in word)
+        groups = re.split(r"[.,'’/:\- \u00a0\u202f]", word)
+        feats["num"] = 1.0
+        feats["digits"] = str(min(digits, 9))
+        feats["ngroups"] = str(min(len(groups), 4))
+        feats["last_group"] = str(min(len(groups[-1]), 5))
+        if len(groups) > 1:
+            feats["has_sep"] = 1.0
+            feats["seps"] = "".join(c for c in word if not c.isdigit()).replace("\u202f", " ")
+        if len(groups) == 1 and len(word) == 4 and word[:2] in {"19", "20"}:
+            feats["year"] = 1.0
+    elif token.kind == "word":
+        if word.istitle():
+            feats["title"] = 1.0
+        if word.isupper():
+            feats["upper"] = 1.0
+    if config.use_lexicons:
+        stripped = lower.rstrip(".")
+        if word in _CURRENCY_SYMBOLS:
+            feats["cur_sym"] = 1.0
+        if word.isupper() and len(word) == 3 and word in _currency_codes():
+            feats["cur_code"] = 1.0
+        if stripped in _CURRENCY_WORDS:
+            feats["cur_word"] = 1.0
+        if stripped in _month_names():
+            feats["month"] = 1.0
+        if stripped in _UNIT_WORDS:
+            feats["unit"] = 1.0
+    return feats
+
+
+# Neighbours contribute only their most telling features; all of them would multiply the model
+# size by the window width for little gain.
+_NEIGHBOUR_KEYS = ("w", "sshape", "num", "has_sep", "cur_sym", "cur_code", "cur_word", "month",
+                   "unit", "year", "term")  # fmt: skip
+
+
+def sentence_features(
+    tokens: Sequence[Token],
+    config: FeatureConfig = FeatureConfig(),
+    *,
+    term_hits: Sequence[tuple[int, int, str]] | None = None,
+) -> list[dict[str, str | float]]:
+    """The feature dict of every token, in python-crfsuite's format.
+
+    Args:
+        tokens: the tokens of one text, from ``tokenize``.
+        config: which features to emit.
+        term_hits: optional ``(start, end, type)`` hits of the tenant's term layer; a token
+            inside a hit gets ``term=<type>``. Accepted now so that models can use them later.
+
+    Returns:
+        One dict per token (string values are categorical, floats are weights).
+    """
+    own = [_token_features(token, config) for token in tokens]
+    for hit_start, hit_end, hit_type in term_hits or ():
+        for token, feats in zip(tokens, own, strict=True):
+            if token.start < hit_end and hit_start < token.end:
+                feats["term"] = hit_type
+    out: list[dict[str, str | float]] = []
+    for index, feats in enumerate(own):
+        full = dict(feats)
+        full["bias"] = 1.0
+        if index == 0:
+            full["BOS"] = 1.0
+        if index == len(own) - 1:
+            full["EOS"] = 1.0
+        for offset in range(-config.window, config.window + 1):
+            at = index + offset
+            if offset == 0 or not 0 <= at < len(own):
+                continue
+            for key in _NEIGHBOUR_KEYS:
+                if key in own[at]:
+                    full[f"{offset:+d}:{key}"] = own[at][key]
+        start = max(0, index - config.context)
+        for before in tokens[start:index]:
+            if before.kind == "word" and len(before.text) > 2:
+                full[f"L:{before.text.lower()}"] = 1.0
+        out.append(full)
+    return out
+
+
+def bio_tags(tokens: Sequence[Token], spans: Iterable[tuple[int, int, str]]) -> list[str]:
+    """BIO tags of ``tokens`` for labelled character spans ``(start, end, label)``.
+
+    A token that overlaps a span belongs to it, so a span that cuts a token still labels the
+    whole token (``spans_from_tags`` then returns the token-aligned span).
+    """
+    tags = ["O"] * len(tokens)
+    for start, end, label in sorted(spans):
+        inside = [i for i, t in enumerate(tokens) if t.start < end and start < t.end]
+        for position, index in enumerate(inside):
+            tags[index] = f"{'B' if position == 0 else 'I'}-{label}"
+    return tags
+
+
+def spans_from_tags(tags: Sequence[str]) -> list[tuple[int, int, str]]:
+    """Token ranges ``(first, last + 1, label)`` of a BIO sequence.
+
+    An ``I-`` tag that does not continue a span of its label opens one, as conlleval reads it.
+    """
+    found: list[tuple[int, int, str]] = []
+    open_label: str | None = None
+    open_start = 0
+    for index, tag in enumerate([*tags, "O"]):
+        prefix, _, label = tag.partition("-")
+        continues = prefix == "I" and label == open_label
+        if open_label is not None and not continues:
+            found.append((open_start, index, open_label))
+            open_label = None
+        if prefix == "B" or (prefix == "I" and not continues):
+            open_label, open_start = label, index
+    return found

@@ -1,0 +1,147 @@
+"""Shared fixtures: the repository's units, a small self-contained test unit, run modes, models.
+
+``find_total`` is a unit written for the tests alone, so the state-machine and pipeline tests do
+not move when a shipped unit is tuned. Its heuristic finds ``<number> <ISO code>`` and is
+confident when a ``total`` keyword precedes the match; its schema only admits EUR and USD, so a
+text naming another currency makes the heuristic's answer invalid (a path that fails on demand).
+
+The embedded default model (SmolLM2-135M) and its tokenizer are loaded at most once per session,
+and only by tests that ask for them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from aau.pipeline import Pipeline, PipelineResult, UnitResult
+from aau.spec.loader import read_yaml
+from aau.spec.model import UnitSpec
+
+REPO = Path(__file__).resolve().parents[1]
+UNITS_DIR = REPO / "units"
+UNIT_FILES = sorted(UNITS_DIR.glob("*.yaml"))
+
+FIND_TOTAL_YAML = """\
+name: find_total
+version: 3
+description: The total amount of an invoice and its currency.
+output:
+  type: object
+  properties:
+    amount:
+      type: [number, "null"]
+    currency:
+      type: [string, "null"]
+      enum: [EUR, USD, null]
+  required: [amount, currency]
+  additionalProperties: false
+prompt:
+  system: Reply with the invoice total as JSON.
+  template: "Text: {{ text }}"
+  examples:
+    - input: "Total: 10 USD"
+      output: {amount: 10, currency: USD}
+    - input: "See you on Monday."
+      output: {amount: null, currency: null}
+fallbacks:
+  - kind: heuristic
+    keywords: [total]
+    patterns:
+      - regex: '(?P<amount>\\d+(?:\\.\\d+)?)\\s*(?P<currency>[A-Z]{3})'
+        strength: 0.9
+    fields:
+      amount: {group: amount, normalize: amount}
+      currency: {group: currency, normalize: currency}
+    confidence: 0.9
+policy:
+  threshold: 0.6
+  timeout_s: 30
+  max_new_tokens: 32
+"""
+"""The test unit as a unit author would write it (file stem must be ``find_total``)."""
+
+TOTAL_TEXT = "Invoice 7. Total: 120.50 EUR, due in 30 days."
+"""A text both paths can answer: the model double says so, the heuristic finds it."""
+
+TOTAL_ANSWER = '{"amount":120.5,"currency":"EUR"}'
+"""The model double's correct answer for ``TOTAL_TEXT`` (compact, as the decoder writes)."""
+
+RunUnit = Callable[[Pipeline, str], PipelineResult]
+
+
+@pytest.fixture
+def unit_data() -> dict[str, Any]:
+    """A fresh, mutable parsed copy of the ``find_total`` unit."""
+    data, _ = read_yaml(FIND_TOTAL_YAML)
+    return copy.deepcopy(data)
+
+
+@pytest.fixture
+def find_total() -> UnitSpec:
+    """The ``find_total`` unit, loaded."""
+    return UnitSpec.from_text(FIND_TOTAL_YAML)
+
+
+@pytest.fixture(params=["sync", "async"])
+def run_unit(request: pytest.FixtureRequest) -> RunUnit:
+    """Runs a pipeline over one text through the blocking API or by awaiting ``arun``.
+
+    Tests using it are plain functions: ``Pipeline.run`` starts its own event loop, which it
+    cannot do inside a running one.
+    """
+    if request.param == "sync":
+        return lambda pipeline, text: pipeline.run(text)
+
+    def run_async(pipeline: Pipeline, text: str) -> PipelineResult:
+        async def main() -> PipelineResult:
+            return await pipeline.arun(text)
+
+        return asyncio.run(main())
+
+    return run_async
+
+
+def assert_result_contract(result: UnitResult, spec: UnitSpec) -> None:
+    """The unit-result contract of DESIGN.md, for any run outcome."""
+    assert 0.0 <= result.confidence <= 1.0
+    assert set(result.timings) >= {"queue_ms", "prefill_ms", "decode_ms", "total_ms"}
+    assert all(value >= 0 for value in result.timings.values()), result.timings
+    if result.output is not None:
+        jsonschema.validate(result.output, spec.output)
+        assert result.error is None
+        assert result.path is not None
+    else:
+        assert result.error is not None, "a unit without output must say why"
+        assert result.error.code
+        assert result.path is None
+        assert result.confidence == 0.0
+
+
+@pytest.fixture(scope="session")
+def default_engine() -> Any:
+    """The transformers engine on the embedded default model, loaded once per session."""
+    from aau.engines.registry import EngineConfig
+    from aau.engines.transformers import TransformersEngine
+
+    engine = TransformersEngine(EngineConfig())
+    engine.load()
+    yield engine
+    engine.close()
+
+
+@pytest.fixture(scope="session")
+def smollm2_tokenizer() -> Any:
+    """The default model's tokenizer, read from its GGUF file."""
+    from transformers import AutoTokenizer
+
+    from aau.engines.models import default_model_path
+
+    gguf = default_model_path()
+    return AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)

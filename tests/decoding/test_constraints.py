@@ -1,0 +1,116 @@
+"""``ConstraintCompiler``: compiles a schema once per tokenizer and masks logits per request.
+
+These tests use the default model's real tokenizer (no model weights), so the masks are the
+ones the engine applies.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+
+from aau.decoding.constraints import ConstraintCompiler, schema_key
+from aau.errors import SpecError
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"amount": {"type": "integer"}, "currency": {"enum": ["EUR", "USD"]}},
+    "required": ["amount", "currency"],
+    "additionalProperties": False,
+}
+SAME_SCHEMA_OTHER_ORDER = {
+    "additionalProperties": False,
+    "required": ["amount", "currency"],
+    "properties": {"currency": {"enum": ["EUR", "USD"]}, "amount": {"type": "integer"}},
+    "type": "object",
+}
+
+
+@pytest.fixture(scope="module")
+def compiler(smollm2_tokenizer: Any) -> ConstraintCompiler:
+    """One compiler for the module: building xgrammar's vocabulary view takes a second."""
+    return ConstraintCompiler(smollm2_tokenizer, len(smollm2_tokenizer))
+
+
+def allowed_texts(tokenizer: Any, processor: Any, prefix: list[int]) -> set[str]:
+    logits = torch.zeros(1, len(tokenizer))
+    masked = processor(torch.tensor([prefix]), logits)
+    return {tokenizer.decode([i]) for i in torch.isfinite(masked[0]).nonzero().flatten().tolist()}
+
+
+def test_schema_key_ignores_key_order_and_tells_schemas_apart() -> None:
+    assert schema_key(SCHEMA) == schema_key(SAME_SCHEMA_OTHER_ORDER)
+    assert schema_key(SCHEMA) != schema_key({**SCHEMA, "required": ["amount"]})
+
+
+def test_second_compile_of_an_equal_schema_returns_the_cached_constraint(
+    compiler: ConstraintCompiler,
+) -> None:
+    first = compiler.compile(SCHEMA)
+    second = compiler.compile(SAME_SCHEMA_OTHER_ORDER)
+
+    assert second is first
+    assert first.backend == "xgrammar"
+    assert first.schema == SCHEMA
+    assert first.compile_ms > 0
+
+
+def test_different_schemas_compile_to_different_constraints(compiler: ConstraintCompiler) -> None:
+    first = compiler.compile(SCHEMA)
+    other = compiler.compile({**SCHEMA, "required": ["amount"]})
+
+    assert other is not first
+
+
+def test_least_recently_used_constraint_is_dropped_past_max_entries(smollm2_tokenizer: Any) -> None:
+    compiler = ConstraintCompiler(smollm2_tokenizer, len(smollm2_tokenizer), max_entries=2)
+    schemas = [{"type": "object", "properties": {name: {"type": "integer"}}} for name in "abc"]
+    a = compiler.compile(schemas[0])
+    b = compiler.compile(schemas[1])
+    assert compiler.compile(schemas[0]) is a  # a is now the most recently used
+
+    compiler.compile(schemas[2])  # evicts b
+
+    assert compiler.compile(schemas[0]) is a
+    assert compiler.compile(schemas[1]) is not b
+
+
+def test_schema_the_backend_cannot_compile_is_a_spec_error_naming_the_unit(
+    compiler: ConstraintCompiler,
+) -> None:
+    schema = {"type": "object", "properties": {"code": {"type": "string", "pattern": "(?<=x)a"}}}
+
+    with pytest.raises(SpecError) as caught:
+        compiler.compile(schema, unit="extract_code")
+
+    error = caught.value
+    assert error.spec_code == "S014"
+    assert error.field == "output"
+    assert "extract_code: output schema cannot be compiled for constrained decoding" in str(error)
+    assert "Lookbehind is not supported" in str(error)
+    with pytest.raises(SpecError):  # a failure is not cached as a success
+        compiler.compile(schema, unit="extract_code")
+
+
+def test_each_request_gets_a_fresh_processor(compiler: ConstraintCompiler) -> None:
+    constraint = compiler.compile(SCHEMA)
+
+    assert constraint.new_processor() is not constraint.new_processor()
+
+
+def test_processor_masks_every_token_the_schema_does_not_allow(
+    compiler: ConstraintCompiler, smollm2_tokenizer: Any
+) -> None:
+    processor = compiler.compile(SCHEMA).new_processor()
+    prompt = smollm2_tokenizer.encode("Text: 5 EUR")
+
+    first = allowed_texts(smollm2_tokenizer, processor, prompt)
+    assert first
+    assert all(text.startswith("{") for text in first), first
+
+    opening = smollm2_tokenizer.encode("{")
+    after_brace = allowed_texts(smollm2_tokenizer, processor, prompt + opening)
+    assert after_brace
+    assert all(text.startswith('"') for text in after_brace), after_brace

@@ -1,0 +1,142 @@
+"""The shared engine: batched, prefix-cached generation gives the same tokens as one at a time.
+
+Most tests use the tiny random-weight GLM-5 (fast, and its sparse-attention indexer is exactly
+where batching used to change outputs); one slow test repeats the equality on the real default
+model. Faults (cancel, context overflow, an uncompilable schema) fail their own row only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+
+import pytest
+
+import aau
+from aau.decoding import bound_schema
+from aau.engines.base import Generation, GenerationRequest
+from aau.engines.transformers import TransformersEngine
+from aau.prompts import render_messages
+from tests._tiny_glm5 import build_tiny_glm5
+
+ROOT = Path(__file__).resolve().parents[2]
+UNITS = [aau.load_unit(ROOT / "units" / f"{n}.yaml")
+         for n in ("extract_price", "extract_date", "extract_quantity")]  # fmt: skip
+TEXTS = [
+    "Invoice 7: 12 boxes delivered on 3 March 2024, total due EUR 1,250.50.",
+    "Please ship 500 kg by June 5, 2025; the agreed price is USD 18,400 for the lot.",
+    "Nothing to see here, just a short note about the weather.",
+]
+
+
+def requests(texts: list[str] = TEXTS, budget: int = 24) -> list[GenerationRequest]:
+    return [
+        GenerationRequest(
+            messages=render_messages(unit, text),
+            schema=bound_schema(unit.output, max_string_length=32),
+            max_new_tokens=budget,
+            key=unit.key,
+        )  # fmt: skip
+        for text in texts
+        for unit in UNITS
+    ]
+
+
+@pytest.fixture(scope="module")
+def glm5_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_tiny_glm5(tmp_path_factory.mktemp("glm5"))
+
+
+def make_engine(model: Path | None, **options: int) -> TransformersEngine:
+    engine = TransformersEngine(aau.EngineConfig(model=str(model) if model else None, threads=1,
+                                                 **options))  # fmt: skip
+    engine.load()
+    return engine
+
+
+def run_all(engine: TransformersEngine, reqs: list[GenerationRequest], *, batched: bool) -> list:
+    async def go() -> list:
+        if batched:
+            return await engine.generate(reqs)
+        return [(await engine.generate([r]))[0] for r in reqs]
+
+    try:
+        return asyncio.run(go())
+    finally:
+        engine.close()
+
+
+def texts_of(results: list) -> list[str]:
+    assert all(isinstance(r, Generation) for r in results), results
+    return [r.text for r in results]
+
+
+def test_tiny_glm5_batched_and_prefix_cached_outputs_equal_single_runs(glm5_dir: Path) -> None:
+    alone = run_all(make_engine(glm5_dir, max_batch_size=1, prefix_cache_mb=0), requests(),
+                    batched=False)  # fmt: skip
+    batched = run_all(make_engine(glm5_dir, prefix_cache_mb=0), requests(), batched=True)
+    cached_engine = make_engine(glm5_dir)
+    warm = asyncio.run(cached_engine.generate(requests()[:3]))  # fills the unit prefixes
+    assert all(isinstance(w, Generation) for w in warm)
+    cached = run_all(cached_engine, requests(), batched=True)
+    assert texts_of(batched) == texts_of(alone)
+    assert texts_of(cached) == texts_of(alone)
+    assert all(r.cached_tokens > 0 for r in cached), [r.cached_tokens for r in cached]
+    assert all(r.cached_tokens == 0 for r in alone)
+    for a, c in zip(alone, cached, strict=True):
+        assert a.token_logprobs == pytest.approx(c.token_logprobs, abs=1e-3)
+
+
+@pytest.mark.slow
+def test_default_model_batched_and_prefix_cached_outputs_equal_single_runs() -> None:
+    reqs = requests(TEXTS[:2], budget=40)
+    alone = run_all(make_engine(None, max_batch_size=1, prefix_cache_mb=0), reqs, batched=False)
+    cached = run_all(make_engine(None), requests(TEXTS[:2], budget=40), batched=True)
+    assert texts_of(cached) == texts_of(alone)
+
+
+def test_cancelled_row_fails_alone_and_others_finish_untouched(glm5_dir: Path) -> None:
+    engine = make_engine(glm5_dir)
+    reqs = requests(TEXTS[:1])
+    reqs[1] = GenerationRequest(
+        messages=reqs[1].messages, schema=reqs[1].schema, max_new_tokens=24, key=reqs[1].key,
+        cancel=threading.Event(),
+    )  # fmt: skip
+    reqs[1].cancel.set()
+    reference = run_all(make_engine(glm5_dir, max_batch_size=1), requests(TEXTS[:1]), batched=False)
+    results = run_all(engine, reqs, batched=True)
+    assert getattr(results[1], "code", None) == "cancelled"
+    assert [results[0].text, results[2].text] == [reference[0].text, reference[2].text]
+
+
+def test_context_overflow_and_bad_schema_fail_their_row_only(glm5_dir: Path) -> None:
+    engine = make_engine(glm5_dir)
+    reqs = requests(TEXTS[:1])
+    huge = GenerationRequest(messages=[{"role": "user", "content": "word " * 200_000}],
+                             schema=reqs[0].schema, max_new_tokens=8, key="huge@1")  # fmt: skip
+    broken = GenerationRequest(messages=reqs[0].messages, schema={"type": "no-such-type"},
+                               max_new_tokens=8, key="broken@1")  # fmt: skip
+    results = run_all(engine, [reqs[0], huge, broken, reqs[1]], batched=True)
+    assert getattr(results[1], "code", None) == "context_too_long"
+    assert "exceeds the model's context" in str(results[1])
+    assert isinstance(results[2], Exception)
+    assert "cannot be compiled" in str(results[2])
+    assert isinstance(results[0], Generation)
+    assert isinstance(results[3], Generation)
+
+
+def test_prefix_cache_evicts_least_recently_used_to_stay_within_its_cap(glm5_dir: Path) -> None:
+    engine = make_engine(glm5_dir)
+    try:
+        first = asyncio.run(engine.generate(requests()[:1]))
+        assert isinstance(first[0], Generation)
+        one_entry = engine.prefix_cache.nbytes
+        assert one_entry > 0
+        engine.prefix_cache.max_bytes = int(one_entry * 2.5)
+        results = asyncio.run(engine.generate(requests()))
+        assert all(isinstance(r, Generation) for r in results)
+        assert engine.prefix_cache.nbytes <= engine.prefix_cache.max_bytes
+        assert len(engine.prefix_cache) == 2  # nine prompts stored, the oldest seven evicted
+    finally:
+        engine.close()

@@ -1,0 +1,417 @@
+"""The CRF path end to end: declaration checks, training, stale/missing/corrupt models, runs."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import random
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+
+import aau.fallbacks.crf  # noqa: F401  # registers the "crf" kind
+from aau.errors import SpecError, UnitRunError
+from aau.fallbacks.base import PathContext
+from aau.fallbacks.crf import (
+    CrfField,
+    CrfModelCorrupt,
+    CrfModelMissing,
+    CrfModelStale,
+    CrfPath,
+    TaggedSpan,
+    choose_fields,
+)
+from aau.fallbacks.crf_training import (
+    crf_spec_of,
+    format_report,
+    open_model,
+    split_held_out,
+    train_unit,
+)
+from aau.fallbacks.normalize import NORMALIZERS
+from aau.spec.loader import read_yaml
+from aau.spec.model import UnitSpec
+
+UNITS = Path(__file__).resolve().parents[2] / "units"
+
+
+def _generator() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("make_annotated", UNITS / "make_annotated.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+GENERATOR = _generator()
+
+
+def _unit_data(name: str, **block_changes: Any) -> dict[str, Any]:
+    """The shipped unit's YAML data with its crf block (declared, or the generator's)."""
+    data, _ = read_yaml((UNITS / f"{name}.yaml").read_text(encoding="utf-8"))
+    fallbacks = [f for f in data.get("fallbacks", []) if f.get("kind") != "crf"]
+    declared = [f for f in data.get("fallbacks", []) if f.get("kind") == "crf"]
+    block = dict(declared[0] if declared else GENERATOR.CRF_BLOCKS[name])
+    block.update(block_changes)
+    data["fallbacks"] = [block, *fallbacks]
+    return data
+
+
+def _write_unit(folder: Path, name: str, *, link: bool = True, **block_changes: Any) -> Path:
+    """A copy of the shipped unit in ``folder``, with links to its examples and model."""
+    data = _unit_data(name, **block_changes)
+    path = folder / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    if link:
+        block = GENERATOR.CRF_BLOCKS[name]
+        model = block["model"]
+        for file in (block["examples"], model, f"{model}.json"):
+            (folder / file).symlink_to(UNITS / file)
+    return path
+
+
+def _context(unit: UnitSpec) -> PathContext:
+    return PathContext(unit_name=unit.name, output_schema=unit.output)
+
+
+# -- a small training set, made here so that training tests take a fraction of a second -------
+
+_MARKERS = [("EUR", "EUR"), ("€", "EUR"), ("$", "USD"), ("USD", "USD"), ("£", "GBP")]
+
+
+def _small_examples(count: int, seed: int = 7) -> list[dict[str, Any]]:
+    rng = random.Random(seed)
+    examples: list[dict[str, Any]] = []
+    for _ in range(count):
+        if rng.random() < 0.2:
+            examples.append({"text": f"Meeting in room {rng.randint(1, 99)} on Friday.",
+                             "spans": []})  # fmt: skip
+            continue
+        marker, _ = rng.choice(_MARKERS)
+        amount = f"{rng.randint(1, 9)},{rng.randint(100, 999)}.{rng.randint(10, 99)}"
+        lead = rng.choice(["Total due:", "Amount payable", "Please pay", "Balance of"])
+        ref = f"Invoice {rng.randint(1000, 9999)}."
+        text = f"{ref} {lead} {marker} {amount} by {rng.randint(1, 28)} May."
+        start = len(f"{ref} {lead} ")
+        examples.append({"text": text, "spans": [
+            {"start": start, "end": start + len(marker), "label": "CURRENCY", "value": marker},
+            {"start": start + len(marker) + 1, "end": start + len(marker) + 1 + len(amount),
+             "label": "AMOUNT", "value": amount},
+        ]})  # fmt: skip
+    return examples
+
+
+@pytest.fixture
+def small_unit(tmp_path: Path) -> UnitSpec:
+    """extract_price with a small examples file and no model yet, in a temporary folder."""
+    lines = "".join(json.dumps(e) + "\n" for e in _small_examples(60))
+    (tmp_path / "small.jsonl").write_text(lines, encoding="utf-8")
+    path = _write_unit(
+        tmp_path, "extract_price", link=False, examples="small.jsonl", model="small.crf",
+        training={"max_iterations": 60},
+    )  # fmt: skip
+    return UnitSpec.from_file(path)
+
+
+@pytest.fixture
+def trained_unit(small_unit: UnitSpec) -> UnitSpec:
+    train_unit(small_unit)
+    return small_unit
+
+
+# -- declaration ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("changes", "code", "field", "message"),
+    [
+        ({"fields": {"price": {"label": "AMOUNT", "normalize": "amount"}}}, "S057",
+         "fallbacks[0].fields.price", "field 'price' is not in the output schema. "
+         "Available: amount, currency"),
+        ({"fields": {"amount": {"label": "TOTAL", "normalize": "amount"}}}, "S058",
+         "fallbacks[0].fields.amount.label", "label 'TOTAL' is not in labels. "
+         "Available: AMOUNT, CURRENCY"),
+        ({"fields": {"amount": {"label": "AMOUNT", "normalize": "money"}}}, "S059",
+         "fallbacks[0].fields.amount.normalize", "unknown normalizer 'money'. Available: "),
+        ({"examples": "nowhere.jsonl"}, "S050", "fallbacks[0].examples",
+         "annotated examples file not found"),
+    ],
+)  # fmt: skip
+def test_bad_crf_declaration_fails_at_load_with_its_line(
+    tmp_path: Path, changes: dict[str, Any], code: str, field: str, message: str
+) -> None:
+    path = _write_unit(tmp_path, "extract_price", **changes)
+    text = path.read_text(encoding="utf-8")
+    with pytest.raises(SpecError) as caught:
+        UnitSpec.from_file(path)
+    error = caught.value
+    assert (error.spec_code, error.field) == (code, field)
+    assert message in error.message
+    # The reported line is the one holding the offending key.
+    key = field.rsplit(".", 1)[-1]
+    assert error.line is not None
+    assert text.splitlines()[error.line - 1].lstrip().startswith(f"{key}:")
+
+
+@pytest.mark.parametrize("labels", [["O"], ["B-AMOUNT"], ["AMOUNT", "AMOUNT"]])
+def test_labels_that_cannot_be_bio_labels_are_rejected(tmp_path: Path, labels: list[str]) -> None:
+    path = _write_unit(tmp_path, "extract_price", labels=labels)
+    with pytest.raises(SpecError, match=r"fallbacks\[0\]\.labels"):
+        UnitSpec.from_file(path)
+
+
+def test_unit_with_a_missing_model_still_loads(tmp_path: Path) -> None:
+    path = _write_unit(tmp_path, "extract_price", model="not-trained-yet.crf")
+    unit = UnitSpec.from_file(path)
+    assert crf_spec_of(unit).model == "not-trained-yet.crf"
+
+
+# -- choosing spans --------------------------------------------------------------------------
+
+
+def test_best_span_of_each_label_fills_its_field_normalized() -> None:
+    text = "Subtotal EUR 1.000,00, total EUR 1.190,00"
+    sub, total = text.index("1.000,00"), text.index("1.190,00")
+    spans = [
+        TaggedSpan("AMOUNT", sub, sub + 8, (0.55,)),
+        TaggedSpan("AMOUNT", total, total + 8, (0.9,)),
+        TaggedSpan("CURRENCY", total - 4, total - 1, (0.8,)),
+    ]
+    fields = {"amount": CrfField(label="AMOUNT", normalize="amount"),
+              "currency": CrfField(label="CURRENCY", normalize="currency")}  # fmt: skip
+    schema = _unit_data("extract_price")["output"]["properties"]
+    values, chosen = choose_fields(text, spans, fields, schema)
+    assert values == {"amount": NORMALIZERS["amount"]("1.190,00"),
+                      "currency": NORMALIZERS["currency"]("EUR")}  # fmt: skip
+    assert chosen["amount"] is spans[1]
+    assert chosen["currency"] is spans[2]
+
+
+def test_span_that_does_not_normalize_or_fit_the_schema_gives_way_to_the_next() -> None:
+    text = "amount abc or 42 in Unobtainium-dollars"
+    spans = [
+        TaggedSpan("AMOUNT", 7, 10, (0.9,)),  # "abc": amount normalizer returns None
+        TaggedSpan("AMOUNT", 14, 16, (0.6,)),
+        TaggedSpan("CURRENCY", 20, 39, (0.9,)),  # longer than the schema's maxLength 8
+    ]
+    fields = {"amount": CrfField(label="AMOUNT", normalize="amount"),
+              "currency": CrfField(label="CURRENCY", normalize="currency")}  # fmt: skip
+    schema = _unit_data("extract_price")["output"]["properties"]
+    values, chosen = choose_fields(text, spans, fields, schema)
+    assert values == {"amount": 42.0, "currency": None}
+    assert set(chosen) == {"amount"}
+
+
+# -- training --------------------------------------------------------------------------------
+
+
+def test_held_out_split_is_deterministic_disjoint_and_sized(small_unit: UnitSpec) -> None:
+    from aau.fallbacks.annotated import load_annotated
+
+    spec = crf_spec_of(small_unit)
+    examples = load_annotated(spec.examples_path(small_unit), spec.labels)
+    train, held = split_held_out(examples, spec.training)
+    again_train, again_held = split_held_out(list(reversed(examples)), spec.training)
+    assert len(held) == round(len(examples) * spec.training.held_out)
+    assert {e.text for e in train} | {e.text for e in held} == {e.text for e in examples}
+    assert not {e.text for e in train} & {e.text for e in held}
+    assert {e.text for e in again_held} == {e.text for e in held}
+    assert {e.text for e in again_train} == {e.text for e in train}
+
+
+def test_training_reports_scores_and_writes_model_with_record(small_unit: UnitSpec) -> None:
+    report = train_unit(small_unit)
+    spec = crf_spec_of(small_unit)
+    assert (report.n_examples, report.n_train, report.n_held_out) == (60, 48, 12)
+    assert [s.label for s in report.span_scores] == ["AMOUNT", "CURRENCY", "all"]
+    for score in (*report.span_scores, *report.token_scores):
+        assert 0.0 <= score.precision <= 1.0
+        assert 0.0 <= score.recall <= 1.0
+    assert report.span_scores[-1].gold == sum(s.gold for s in report.span_scores[:-1])
+    assert report.trained_on == "all"
+    assert report.model_path == spec.model_path(small_unit)
+    record = json.loads(spec.record_path(small_unit).read_text(encoding="utf-8"))
+    assert record["n_examples"] == 60
+    assert record["held_out"]["span_f1"]["all"] == report.span_scores[-1].f1
+    table = format_report(report)
+    assert "AMOUNT" in table
+    assert "held out, spans, exact match" in table
+    # This set is easy: a CRF that learns anything finds most totals.
+    assert report.span_scores[-1].f1 > 0.8
+
+
+def test_training_is_deterministic(small_unit: UnitSpec) -> None:
+    spec = crf_spec_of(small_unit)
+    train_unit(small_unit)
+    first = spec.model_path(small_unit).read_bytes()
+    train_unit(small_unit)
+    assert spec.model_path(small_unit).read_bytes() == first
+
+
+def test_training_without_write_leaves_no_files(small_unit: UnitSpec) -> None:
+    report = train_unit(small_unit, write=False)
+    assert report.model_path is None
+    assert report.trained_on == "train"
+    assert not crf_spec_of(small_unit).model_path(small_unit).exists()
+
+
+def test_training_a_unit_without_crf_block_is_a_spec_error() -> None:
+    unit = UnitSpec.from_file(UNITS / "extract_price.yaml")
+    if any(f.kind == "crf" for f in unit.fallbacks):
+        unit = unit.model_copy(update={"fallbacks": [f for f in unit.fallbacks if f.kind != "crf"]})
+    with pytest.raises(SpecError, match=r"declares no crf fallback.*\[S060\]"):
+        train_unit(unit)
+
+
+# -- model health ----------------------------------------------------------------------------
+
+
+def _extract_error(unit: UnitSpec, text: str = "Total due: EUR 12.00") -> UnitRunError:
+    path = CrfPath(crf_spec_of(unit), unit)
+    with pytest.raises(UnitRunError) as caught:
+        path.extract(text, _context(unit))
+    return caught.value
+
+
+def test_missing_model_is_a_coded_error_at_extract(small_unit: UnitSpec) -> None:
+    error = _extract_error(small_unit)
+    assert isinstance(error, CrfModelMissing)
+    assert error.code == "crf_model_missing"
+    assert "small.crf not found" in str(error)
+    assert f"run `aau train {small_unit.source}`" in str(error)
+
+
+def test_missing_record_is_a_coded_error(trained_unit: UnitSpec) -> None:
+    crf_spec_of(trained_unit).record_path(trained_unit).unlink()
+    error = _extract_error(trained_unit)
+    assert isinstance(error, CrfModelMissing)
+    assert "training record" in str(error)
+
+
+def test_changed_examples_make_the_model_stale(trained_unit: UnitSpec) -> None:
+    spec = crf_spec_of(trained_unit)
+    path = CrfPath(spec, trained_unit)
+    assert path.extract("Total due: EUR 12.00", _context(trained_unit)).output
+    with spec.examples_path(trained_unit).open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"text": "Nothing due.", "spans": []}) + "\n")
+    error = _extract_error(trained_unit)
+    assert isinstance(error, CrfModelStale)
+    assert error.code == "crf_model_stale"
+    assert "is stale: the annotated examples" in str(error)
+    assert str(error).endswith(f"since training; run `aau train {trained_unit.source}`")
+
+
+def test_changed_training_config_makes_the_model_stale(trained_unit: UnitSpec) -> None:
+    spec = crf_spec_of(trained_unit)
+    changed = spec.model_copy(update={"training": spec.training.model_copy(update={"c1": 0.5})})
+    unit = trained_unit.model_copy(update={"fallbacks": [changed, *trained_unit.fallbacks[1:]]})
+    error = _extract_error(unit)
+    assert isinstance(error, CrfModelStale)
+    assert "crf labels, features or training settings changed" in str(error)
+
+
+def test_changed_fields_do_not_make_the_model_stale(trained_unit: UnitSpec) -> None:
+    spec = crf_spec_of(trained_unit)
+    changed = spec.model_copy(update={"fields": {"amount": spec.fields["amount"]}})
+    assert open_model(changed, trained_unit).tagger.labels()
+
+
+def test_other_feature_recipe_makes_the_model_stale(trained_unit: UnitSpec) -> None:
+    record_path = crf_spec_of(trained_unit).record_path(trained_unit)
+    record = json.loads(record_path.read_text(encoding="utf-8"))
+    record["feature_version"] = 0
+    record_path.write_text(json.dumps(record), encoding="utf-8")
+    error = _extract_error(trained_unit)
+    assert isinstance(error, CrfModelStale)
+    assert "feature recipe 0" in str(error)
+
+
+def test_truncated_model_is_corrupt_not_a_crash(trained_unit: UnitSpec) -> None:
+    model = crf_spec_of(trained_unit).model_path(trained_unit)
+    model.write_bytes(model.read_bytes()[: model.stat().st_size // 2])
+    error = _extract_error(trained_unit)
+    assert isinstance(error, CrfModelCorrupt)
+    assert error.code == "crf_model_corrupt"
+    assert "does not match its training record" in str(error)
+
+
+def test_garbage_model_with_matching_record_is_corrupt(trained_unit: UnitSpec) -> None:
+    import hashlib
+
+    spec = crf_spec_of(trained_unit)
+    garbage = b"not a crfsuite model at all"
+    spec.model_path(trained_unit).write_bytes(garbage)
+    record = json.loads(spec.record_path(trained_unit).read_text(encoding="utf-8"))
+    record["model_sha256"] = hashlib.sha256(garbage).hexdigest()
+    spec.record_path(trained_unit).write_text(json.dumps(record), encoding="utf-8")
+    error = _extract_error(trained_unit)
+    assert isinstance(error, CrfModelCorrupt)
+    assert "not a crfsuite model" in str(error)
+
+
+def test_unreadable_record_is_corrupt(trained_unit: UnitSpec) -> None:
+    crf_spec_of(trained_unit).record_path(trained_unit).write_text("{oops", encoding="utf-8")
+    assert isinstance(_extract_error(trained_unit), CrfModelCorrupt)
+
+
+# -- the shipped units -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["extract_price", "extract_date", "extract_quantity"])
+def test_shipped_examples_are_what_the_generator_makes(name: str) -> None:
+    shipped = (UNITS / f"{name}.annotated.jsonl").read_text(encoding="utf-8")
+    assert shipped == GENERATOR.to_jsonl(GENERATOR.generate(name))
+    assert len(shipped.splitlines()) >= 300
+
+
+@pytest.mark.parametrize("name", ["extract_price", "extract_date", "extract_quantity"])
+def test_shipped_models_are_current(tmp_path: Path, name: str) -> None:
+    unit = UnitSpec.from_file(_write_unit(tmp_path, name))
+    assert open_model(crf_spec_of(unit), unit).tagger.labels()
+
+
+def test_extract_price_answers_through_the_crf(tmp_path: Path) -> None:
+    unit = UnitSpec.from_file(_write_unit(tmp_path, "extract_price"))
+    path = CrfPath(crf_spec_of(unit), unit)
+    text = (
+        "Hello Ms Keller,\nplease find attached invoice RE-2024/0117 dated 12.03.2024. "
+        "Net 1.050,42 EUR plus 19 % VAT 199,58 EUR; the total amount of 1.250,00 EUR is due "
+        "within 14 days. Questions: +49 30 1234567."
+    )
+    answer = path.extract(text, _context(unit))
+    jsonschema.validate(answer.output, unit.output)
+    assert set(answer.spans) == {"amount", "currency"}
+    start, end = answer.spans["amount"]
+    assert answer.output["amount"] == NORMALIZERS["amount"](text[start:end])
+    assert text[start:end] in {"1.050,42", "199,58", "1.250,00"}
+    start, end = answer.spans["currency"]
+    assert answer.output["currency"] == NORMALIZERS["currency"](text[start:end])
+    assert 0.0 < answer.confidence <= 1.0
+    assert answer.signals["crf_spans"] == 2.0
+    assert answer.signals["crf_marginal_min"] <= answer.signals["crf_marginal_mean"]
+
+
+@pytest.mark.parametrize("name", ["extract_price", "extract_date", "extract_quantity"])
+def test_crf_answers_each_units_own_few_shot_examples(tmp_path: Path, name: str) -> None:
+    unit = UnitSpec.from_file(_write_unit(tmp_path, name))
+    path = CrfPath(crf_spec_of(unit), unit)
+    for example in unit.prompt.examples:
+        answer = path.extract(example.input, _context(unit))
+        jsonschema.validate(answer.output, unit.output)
+        assert answer.output == example.output, example.input
+
+
+def test_no_value_is_answered_with_the_all_o_probability(tmp_path: Path) -> None:
+    unit = UnitSpec.from_file(_write_unit(tmp_path, "extract_price"))
+    answer = CrfPath(crf_spec_of(unit), unit).extract("See you next week.", _context(unit))
+    assert answer.output == {"amount": None, "currency": None}
+    assert answer.spans == {}
+    assert answer.signals["crf_spans"] == 0.0
+    assert 0.0 < answer.confidence <= answer.signals["crf_marginal_min"] <= 1.0
+    empty = CrfPath(crf_spec_of(unit), unit).extract("", _context(unit))
+    assert empty.output == {"amount": None, "currency": None}
