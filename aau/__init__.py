@@ -20,12 +20,14 @@ from aau.errors import (
     UnitRunError,
     ValidationFailed,
 )
+from aau.ingest import Document, load_document
 from aau.pipeline import Pipeline, PipelineResult, UnitResult, load_unit, run
 from aau.spec.model import UnitSpec
 
 __all__ = [
     "AAUError",
     "CalibrationError",
+    "Document",
     "Engine",
     "EngineConfig",
     "EngineError",
@@ -39,6 +41,7 @@ __all__ = [
     "UnitSpec",
     "ValidationFailed",
     "build_engine",
+    "load_document",
     "load_unit",
     "run",
 ]

@@ -1,4 +1,5 @@
-"""The example pipeline: the three shipped units over every document in examples/docs/.
+"""The example pipeline: the three shipped units over every document in examples/docs/
+(plain-text e-mails and invoices, and a scanned invoice read through tesseract OCR).
 
 Runs on the embedded default model (SmolLM2-135M-Instruct, CPU), prints a table, then the JSON
 results, one line per document (the same lines ``aau batch`` writes).
@@ -16,7 +17,7 @@ from aau.cli.render import print_table
 
 ROOT = Path(__file__).resolve().parent.parent
 UNITS = sorted((ROOT / "units").glob("*.yaml"))
-DOCS = sorted(p for p in (ROOT / "examples" / "docs").iterdir() if p.suffix == ".txt")
+DOCS = sorted(p for p in (ROOT / "examples" / "docs").iterdir() if p.suffix in {".txt", ".png"})
 
 
 def main() -> int:
@@ -24,7 +25,7 @@ def main() -> int:
     pipeline = aau.Pipeline([aau.load_unit(p) for p in UNITS])
     results = []
     for doc in DOCS:
-        results.append(pipeline.run(doc.read_text(encoding="utf-8"), id=doc.name))
+        results.append(pipeline.run(aau.Document.from_path(doc), id=doc.name))
         print(f"analysed {doc.name}", file=sys.stderr)
     print_table(results)
     for result in results:

@@ -1,9 +1,10 @@
 """``aau batch``: JSONL in, JSONL out, one output line per input line, in input order.
 
-A bad line (not UTF-8, not JSON, no ``id``/``text``) becomes an output line whose every unit
-carries the line's error code; the batch goes on. Inputs run concurrently (a bounded window)
-so the shared engine always has work queued, and lines are written as soon as every earlier
-line is done, so a crash loses nothing already written.
+A line is ``{"id", "text"}`` or ``{"id", "path"}`` (a PDF, image or text file). A bad line
+(not UTF-8, not JSON, no ``id``/``text``, an unreadable document) becomes an output line whose
+every unit carries the line's error code; the batch goes on. Inputs run concurrently (a
+bounded window) so the shared engine always has work queued, and lines are written as soon as
+every earlier line is done, so a crash loses nothing already written.
 """
 
 from __future__ import annotations
@@ -20,8 +21,11 @@ from aau.pipeline import Pipeline, PipelineResult
 __all__ = ["parse_line", "run_batch"]
 
 
-def parse_line(raw: bytes, number: int) -> tuple[str | None, str]:
-    """``(id, text)`` of one input line; ``InputError`` names the line and what is wrong."""
+def parse_line(raw: bytes, number: int) -> tuple[str, str | None, str | None]:
+    """``(id, text, path)`` of one input line; ``InputError`` names the line and what is wrong.
+
+    A line has ``id`` and either ``text`` or ``path`` (a PDF, image or text file).
+    """
     try:
         line = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -34,15 +38,15 @@ def parse_line(raw: bytes, number: int) -> tuple[str | None, str]:
         raise InputError(f"line {number}: not JSON: {exc.msg} (column {exc.colno})") from None
     if not isinstance(record, dict):
         raise InputError(f"line {number}: expected a JSON object, got {type(record).__name__}")
-    missing = [key for key in ("id", "text") if key not in record]
-    if missing:
-        raise InputError(f"line {number}: missing {' and '.join(repr(k) for k in missing)}",
-                         code="missing_field")  # fmt: skip
-    if not isinstance(record["text"], str):
-        raise InputError(
-            f"line {number}: 'text' must be a string, got {type(record['text']).__name__}"
-        )
-    return str(record["id"]), record["text"]
+    if "id" not in record:
+        raise InputError(f"line {number}: missing 'id'", code="missing_field")
+    if "text" not in record and "path" not in record:
+        raise InputError(f"line {number}: missing 'text' (or 'path')", code="missing_field")
+    for key in ("text", "path"):
+        if key in record and not isinstance(record[key], str):
+            kind = type(record[key]).__name__
+            raise InputError(f"line {number}: {key!r} must be a string, got {kind}")
+    return str(record["id"]), record.get("text"), record.get("path")
 
 
 def _id_of(raw: bytes) -> str | None:
@@ -54,17 +58,34 @@ def _id_of(raw: bytes) -> str | None:
     return str(record["id"]) if isinstance(record, dict) and "id" in record else None
 
 
-async def _one(pipeline: Pipeline, raw: bytes, number: int) -> PipelineResult:
+async def _one(
+    pipeline: Pipeline, raw: bytes, number: int, folder: Path, languages: str
+) -> PipelineResult:
+    from aau.ingest import aload_document
+
     try:
-        id_, text = parse_line(raw, number)
+        id_, text, path = parse_line(raw, number)
     except InputError as exc:
         return pipeline.failed(exc, id=_id_of(raw))
-    return await pipeline.arun(text, id=id_)
+    if text is not None:
+        return await pipeline.arun(text, id=id_)
+    assert path is not None
+    try:
+        document = await aload_document(folder / path, languages=languages)
+    except InputError as exc:
+        return pipeline.failed(InputError(f"line {number}: {exc}", code=exc.code), id=id_)
+    return await pipeline.arun(document, id=id_)
 
 
-async def run_batch(pipeline: Pipeline, source: Path, target: Path, *, concurrency: int = 4) -> int:
-    """Process ``source`` into ``target``; return the number of lines written."""
-    lines = [line for line in source.read_bytes().splitlines()]
+async def run_batch(
+    pipeline: Pipeline, source: Path, target: Path, *, concurrency: int = 8,
+    languages: str = "eng",
+) -> int:  # fmt: skip
+    """Process ``source`` into ``target``; return the number of lines written.
+
+    Relative ``path`` values resolve against the input file's folder.
+    """
+    lines = source.read_bytes().splitlines()
     # A trailing empty line is the file's end, not an input; inner blank lines are inputs.
     while lines and not lines[-1].strip():
         lines.pop()
@@ -72,7 +93,7 @@ async def run_batch(pipeline: Pipeline, source: Path, target: Path, *, concurren
 
     async def bounded(raw: bytes, number: int) -> PipelineResult:
         async with window:
-            return await _one(pipeline, raw, number)
+            return await _one(pipeline, raw, number, source.parent, languages)
 
     tasks = [asyncio.create_task(bounded(raw, n)) for n, raw in enumerate(lines, start=1)]
     progress = _progress(len(tasks))

@@ -124,30 +124,21 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return 0
 
 
-def _read_text_file(path: Path) -> str:
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror}", code="file_not_found") from None
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(
-            f"{path}: not UTF-8 text (byte {exc.start})", code="invalid_utf8"
-        ) from None
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     """Run units over one text and print a table, or JSON with ``--json``."""
     from aau.cli.render import print_table
+    from aau.ingest import Document
 
     pipeline = _pipeline(args)
     try:
-        text = args.text if args.text is not None else _read_text_file(Path(args.file))
+        if args.text is not None:
+            source: str | Document = args.text
+        else:
+            source = Document.from_path(args.file, languages=args.lang)
     except InputError as exc:
         result = pipeline.failed(exc)
     else:
-        result = pipeline.run(text)
+        result = pipeline.run(source)
     if args.json:
         print(json.dumps(result.to_dict(), ensure_ascii=False))
     else:
@@ -160,8 +151,10 @@ def cmd_batch(args: argparse.Namespace) -> int:
     from aau.cli.batch import run_batch
 
     pipeline = _pipeline(args)
-    count = asyncio.run(run_batch(pipeline, Path(args.input), Path(args.output),
-                                  concurrency=args.concurrency))  # fmt: skip
+    count = asyncio.run(
+        run_batch(pipeline, Path(args.input), Path(args.output),
+                  concurrency=args.concurrency, languages=args.lang)
+    )  # fmt: skip
     print(f"wrote {count} lines to {args.output}", file=sys.stderr)
     return 0
 
@@ -191,7 +184,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("units", nargs="+", help="unit files or folders")
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--text", help="the text to analyse")
-    source.add_argument("--file", help="a UTF-8 text file to analyse")
+    source.add_argument("--file", help="a document: UTF-8 text, PDF, PNG, JPEG or TIFF")
+    p.add_argument("--lang", default="eng", help="tesseract languages for scans (eng+deu…)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     _add_engine_options(p)
     p.set_defaults(func=cmd_run)
@@ -200,7 +194,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("units", nargs="+", help="unit files or folders")
     p.add_argument("--input", required=True, help='JSONL lines {"id", "text"}')
     p.add_argument("--output", required=True, help="JSONL results, one line per input line")
-    p.add_argument("--concurrency", type=int, default=4, help="inputs in flight (default 4)")
+    p.add_argument("--concurrency", type=int, default=8, help="inputs in flight (default 8)")
+    p.add_argument("--lang", default="eng", help="tesseract languages for scans (eng+deu…)")
     _add_engine_options(p)
     p.set_defaults(func=cmd_batch)
     return parser

@@ -8,15 +8,20 @@ pipelines and requests it serves.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from aau.engines.base import Engine
 from aau.engines.registry import EngineConfig, build_engine
 from aau.errors import InputError
 from aau.fsm.run import UnitRunner
-from aau.pipeline.results import PipelineResult, UnitError, UnitResult
+from aau.pipeline.results import PipelineResult, Source, UnitError, UnitResult
 from aau.spec.model import UnitSpec
+
+if TYPE_CHECKING:
+    from aau.ingest import Document
 
 __all__ = ["Pipeline", "load_unit", "run"]
 
@@ -65,14 +70,21 @@ class Pipeline:
         if self.engine is not None:
             await self.engine.warmup([r.schema for r in self.runners])
 
-    async def arun(self, text: str, *, id: str | None = None) -> PipelineResult:  # noqa: A002
-        """Every unit over ``text``, concurrently."""
+    async def arun(self, source: str | Document, *, id: str | None = None) -> PipelineResult:  # noqa: A002
+        """Every unit over a text or a ``Document`` (PDF, scan…), concurrently.
+
+        With a document, each result's ``sources`` place its fields on the pages, with the OCR
+        quality of the words under them.
+        """
+        text = source if isinstance(source, str) else source.text
         results = await asyncio.gather(*(r.run(text) for r in self.runners))
+        if not isinstance(source, str):
+            results = [_with_sources(r, source) for r in results]
         return PipelineResult(id=id, units={r.unit: r for r in results})
 
-    def run(self, text: str, *, id: str | None = None) -> PipelineResult:  # noqa: A002
+    def run(self, source: str | Document, *, id: str | None = None) -> PipelineResult:  # noqa: A002
         """Synchronous ``arun`` (not from inside a running event loop: use ``arun`` there)."""
-        return asyncio.run(self.arun(text, id=id))
+        return asyncio.run(self.arun(source, id=id))
 
     def failed(self, error: InputError, *, id: str | None = None) -> PipelineResult:  # noqa: A002
         """The result of an input that could not be read: every unit carries ``error``."""
@@ -89,6 +101,15 @@ class Pipeline:
             for r in self.runners
         }
         return PipelineResult(id=id, units=units)
+
+
+def _with_sources(result: UnitResult, document: Document) -> UnitResult:
+    sources = {}
+    for field, (start, end) in result.spans.items():
+        places = document.locate(start, end)
+        page, bbox = places[0] if places else (None, None)
+        sources[field] = Source(start, end, page, bbox, round(document.ocr_quality(start, end), 4))
+    return dataclasses.replace(result, sources=sources)
 
 
 def run(

@@ -3,7 +3,8 @@
 ``output`` (valid against the unit's schema, or null), ``confidence`` in [0, 1], ``path`` that
 produced it, ``error`` (null or ``{code, message}``), ``timings`` in ms, ``trace`` of FSM states,
 plus ``attempts`` (one per path tried, with its confidence or error), ``spans`` (where each
-output field came from in the text) and ``tokens``.
+output field came from in the text), ``sources`` (the same on the document's pages, with OCR
+quality) and ``tokens``.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-__all__ = ["Attempt", "PipelineResult", "TraceStep", "UnitError", "UnitResult"]
+__all__ = ["Attempt", "PipelineResult", "Source", "TraceStep", "UnitError", "UnitResult"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +43,17 @@ class Attempt:
 
 
 @dataclass(frozen=True, slots=True)
+class Source:
+    """Where an output field came from in a document: offsets, page, box and OCR quality."""
+
+    start: int
+    end: int
+    page: int | None
+    bbox: tuple[float, float, float, float] | None
+    ocr_quality: float
+
+
+@dataclass(frozen=True, slots=True)
 class UnitResult:
     """The result of one unit over one input."""
 
@@ -56,6 +68,8 @@ class UnitResult:
     attempts: tuple[Attempt, ...] = ()
     spans: dict[str, tuple[int, int]] = field(default_factory=dict)
     tokens: dict[str, int] = field(default_factory=dict)
+    sources: dict[str, Source] = field(default_factory=dict)
+    """Per output field, where it is in the document (set when the input is a ``Document``)."""
 
     @property
     def states(self) -> list[str]:
