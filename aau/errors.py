@@ -120,13 +120,16 @@ class ValidationFailed(UnitRunError):
 
     Attributes:
         json_path: where in the output the violation is, e.g. ``$.amount``.
+        position: for a grammar failure, where in the value parsing stopped.
     """
 
     code = "invalid_output"
 
-    def __init__(self, message: str, *, json_path: str = "$") -> None:
+    def __init__(self, message: str, *, json_path: str = "$", position: int | None = None) -> None:
         super().__init__(message)
         self.json_path = json_path
+        self.position = position
+        """Character position of a grammar parse error in the field's value."""
 
 
 class UngroundedOutput(ValidationFailed):

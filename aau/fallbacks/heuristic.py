@@ -46,6 +46,10 @@ class HeuristicPath:
     def __init__(self, spec: HeuristicFallback, unit: UnitSpec) -> None:
         self.spec = spec
         self.fields = list(unit.output.get("properties", {}))
+        locale = unit.locale.model_dump()
+        self._normalizers = {
+            field: _bind_locale(mapping.normalize, locale) for field, mapping in spec.fields.items()
+        }
         self._patterns = [(re.compile(p.regex, re.IGNORECASE), p.strength) for p in spec.patterns]
         weights = (
             spec.keywords
@@ -68,7 +72,7 @@ class HeuristicPath:
                     if raw is None:
                         output[field] = mapping.value
                         continue
-                    output[field] = NORMALIZERS[mapping.normalize](raw)
+                    output[field] = self._normalizers[field](raw)
                     if output[field] is not None:
                         spans[field] = match.span(mapping.group)
                 if not spans:  # nothing normalizable came from the text itself
@@ -108,6 +112,13 @@ class HeuristicPath:
                 "has_context": float(best.context > 0),
             },
         )
+
+
+def _bind_locale(name: str, locale: dict[str, Any]) -> Any:
+    function = NORMALIZERS[name]
+    if name.startswith("grammar:"):  # grammar normalizers read ambiguous values by the locale
+        return lambda text: function(text, **locale)
+    return function
 
 
 register_fallback("heuristic", HeuristicFallback, HeuristicPath)

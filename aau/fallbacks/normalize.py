@@ -13,7 +13,7 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any
 
-__all__ = ["NORMALIZERS", "currency_markers", "normalize"]
+__all__ = ["NORMALIZERS", "currency_markers", "is_normalizer", "normalize"]
 
 # Symbols that name one currency in practice. "$" alone is read as USD and "¥" as JPY: the
 # common reading in the documents units see; a unit that needs otherwise maps it in its prompt.
@@ -108,16 +108,73 @@ def normalize_text(text: str) -> str | None:
     return cleaned or None
 
 
-NORMALIZERS: dict[str, Callable[[str], Any]] = {
-    "amount": normalize_amount,
-    "currency": normalize_currency,
-    "date": normalize_date,
-    "date_mdy": lambda text: normalize_date(text, order="MDY"),
-    "number": normalize_number,
-    "text": normalize_text,
-    "unit": normalize_unit,
-}
+class _Normalizers(dict[str, Callable[..., Any]]):
+    """The named normalizers, plus ``grammar:<name>[.<key>]`` for every field-format grammar.
+
+    A grammar normalizer parses the text with the ANTLR grammar and returns its canonical value
+    (``grammar:date`` -> ``"2024-03-14"``; ``grammar:money_amount.amount`` -> 1250.0). It takes the
+    unit's locale as keyword options (``date_order``, ``decimal``); a value that is ambiguous
+    without them, or does not parse, normalizes to None, so the path skips it rather than guess.
+    """
+
+    def __contains__(self, name: object) -> bool:
+        if super().__contains__(name):
+            return True
+        return isinstance(name, str) and _grammar_normalizer(name) is not None
+
+    def __getitem__(self, name: str) -> Callable[..., Any]:
+        if super().__contains__(name):
+            return super().__getitem__(name)
+        function = _grammar_normalizer(name)
+        if function is None:
+            raise KeyError(name)
+        return function
+
+
+@cache
+def _grammar_normalizer(name: str) -> Callable[..., Any] | None:
+    if not name.startswith("grammar:"):
+        return None
+    from aau.grammars import AmbiguousValue, GrammarNotFound, InvalidValue, load_grammar
+
+    grammar_name, _, key = name.removeprefix("grammar:").partition(".")
+    try:
+        grammar = load_grammar(grammar_name)
+    except GrammarNotFound:
+        return None
+
+    def normalize_with_grammar(text: str, **locale: Any) -> Any:
+        options = {k: v for k, v in locale.items() if v is not None and k in grammar.options}
+        try:
+            value = grammar.normalize(text.strip(), **options)
+        except (AmbiguousValue, InvalidValue):
+            return None
+        if key:
+            value = value.get(key) if isinstance(value, dict) else None
+            if key == "amount" and value is not None:
+                return float(value)
+        return value
+
+    return normalize_with_grammar
+
+
+NORMALIZERS: dict[str, Callable[..., Any]] = _Normalizers(
+    {
+        "amount": normalize_amount,
+        "currency": normalize_currency,
+        "date": normalize_date,
+        "date_mdy": lambda text: normalize_date(text, order="MDY"),
+        "number": normalize_number,
+        "text": normalize_text,
+        "unit": normalize_unit,
+    }
+)
 """Normalizer name -> function, as named by ``normalize:`` in unit files."""
+
+
+def is_normalizer(name: str) -> bool:
+    """Whether ``name`` names a normalizer (built-in or ``grammar:<name>``)."""
+    return name in NORMALIZERS
 
 
 def normalize(name: str, text: str) -> Any:

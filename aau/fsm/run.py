@@ -12,6 +12,7 @@ the run fails with ``fallbacks_exhausted`` (or the single path's own error code)
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import math
@@ -34,6 +35,7 @@ from aau.errors import (
 from aau.fallbacks.base import FallbackPath, PathAnswer, PathContext
 from aau.fallbacks.registry import build_fallback
 from aau.fsm.grounding import ground_output
+from aau.grammars import load_grammar
 from aau.fsm.machine import RunMachine
 from aau.pipeline.results import Attempt, TraceStep, UnitError, UnitResult
 from aau.prompts.render import render_messages
@@ -75,6 +77,23 @@ def check_text(text: str) -> None:
         )
 
 
+def _with_grammar_patterns(schema: dict[str, Any], grammars: dict[str, Any]) -> dict[str, Any]:
+    """The output schema with each regular grammar's regex as its field's ``pattern``."""
+    patched = copy.deepcopy(schema)
+    for field, grammar in grammars.items():
+        if grammar.regex is not None:
+            patched["properties"][field]["pattern"] = f"^({grammar.regex})$"
+    return patched
+
+
+def _detail(error: AAUError) -> str:
+    """The trace note of a failure: its code, and where a grammar stopped parsing."""
+    position = getattr(error, "position", None)
+    if position is None:
+        return error.code
+    return f"{error.code} at {getattr(error, 'json_path', '$')}[{position}]"
+
+
 @dataclass
 class _Run:
     """Mutable state of one run (the runner itself is shared and stateless)."""
@@ -108,7 +127,11 @@ class UnitRunner:
     def __init__(self, spec: UnitSpec, engine: Engine | None) -> None:
         self.spec = spec
         self.engine = engine
-        self.schema = bound_schema(spec.output, max_string_length=spec.policy.max_string_length)
+        self.grammars = {name: load_grammar(f.grammar) for name, f in spec.fields.items()}
+        self.schema = bound_schema(
+            _with_grammar_patterns(spec.output, self.grammars),
+            max_string_length=spec.policy.max_string_length,
+        )
         self.validator = jsonschema.Draft202012Validator(spec.output)
         self.fallbacks: list[FallbackPath] = [build_fallback(f, spec) for f in spec.fallbacks]
         self.context = PathContext(unit_name=spec.name, output_schema=spec.output)
@@ -171,6 +194,12 @@ class UnitRunner:
     def _validating(self, run: _Run) -> str:
         assert run.answer is not None
         error = jsonschema.exceptions.best_match(self.validator.iter_errors(run.answer.output))
+        if error is None:
+            try:
+                self._check_grammars(run.answer.output)
+            except ValidationFailed as exc:
+                run.note_error(exc)
+                return self._route_failure(exc.code)
         if error is None and run.path == PRIMARY and self.spec.policy.require_grounding:
             try:
                 spans = ground_output(
@@ -188,6 +217,19 @@ class UnitRunner:
             f"{self.spec.name}: output violates {where}: {error.message}",
             json_path=where))  # fmt: skip
         return self._route_failure("invalid_output")
+
+    def _check_grammars(self, output: dict[str, Any]) -> None:
+        for field, grammar in self.grammars.items():
+            value = output.get(field)
+            if not isinstance(value, str):
+                continue
+            parsed = grammar.parse(value)
+            if not parsed.ok:
+                raise ValidationFailed(
+                    f"{self.spec.name}: $.{field} = {value!r} is not a valid {grammar.name}: "
+                    f"{parsed.error} (at character {parsed.position})",
+                    json_path=f"$.{field}", position=parsed.position,
+                )  # fmt: skip
 
     def _scoring(self, run: _Run) -> str:
         assert run.answer is not None
@@ -247,7 +289,9 @@ class UnitRunner:
             except ValueError as exc:
                 run.errors.append(InputError(f"{self.spec.name}: {exc}", code="flow_error"))
                 break
-            detail = run.errors[-1].code if event in {"fall_back", "fail"} and run.errors else None
+            detail = (
+                _detail(run.errors[-1]) if event in {"fall_back", "fail"} and run.errors else None
+            )
             if event in {"accept", "score"} and run.answer is not None:
                 detail = f"confidence={run.answer.confidence:.3f}"
             run.trace.append(TraceStep(machine.state, run.path, run.ms(), detail))

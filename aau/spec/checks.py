@@ -15,7 +15,7 @@ import jinja2.meta
 import jsonschema
 
 from aau.decoding.json_schema import unsupported_keywords
-from aau.fallbacks.normalize import NORMALIZERS
+from aau.fallbacks.normalize import NORMALIZERS, is_normalizer
 from aau.spec.model import HeuristicFallback, UnitSpec
 
 __all__ = ["TEMPLATE_VARIABLES", "check_unit"]
@@ -106,13 +106,44 @@ def _check_heuristic(index: int, fallback: HeuristicFallback, spec: UnitSpec) ->
             )
         if mapping.group and groups and mapping.group not in groups:
             yield (*loc, "group"), f"no pattern has a group named {mapping.group!r}", "S033"
-        if mapping.normalize not in NORMALIZERS:
+        if not is_normalizer(mapping.normalize):
             yield (
                 (*loc, "normalize"),
                 f"unknown normalizer {mapping.normalize!r}. "
                 f"Available: {', '.join(sorted(NORMALIZERS))}",
                 "S034",
             )
+
+
+def _check_fields(spec: UnitSpec) -> Iterator[Issue]:
+    from aau.grammars import GrammarNotFound, load_grammar
+
+    properties = spec.output.get("properties", {})
+    for name, field in spec.fields.items():
+        loc: tuple[str | int, ...] = ("fields", name)
+        prop = properties.get(name)
+        if prop is None:
+            yield (
+                loc,
+                f"field {name!r} is not in the output schema. Available: {', '.join(properties)}",
+                "S035",
+            )
+            continue
+        kinds = prop.get("type", [])
+        if "string" not in ([kinds] if isinstance(kinds, str) else kinds):
+            yield (
+                loc,
+                f"field {name!r} has a grammar but is not a string in the output schema",
+                "S036",
+            )
+        if "pattern" in prop:
+            yield loc, f"field {name!r} has both a grammar and a pattern; keep one", "S037"
+        try:
+            load_grammar(field.grammar)
+        except GrammarNotFound as exc:
+            yield (*loc, "grammar"), str(exc), "S038"
+        except Exception as exc:  # a generated parser that does not import is broken
+            yield (*loc, "grammar"), f"grammar {field.grammar!r} is broken: {exc}", "S039"
 
 
 def _check_flow(spec: UnitSpec) -> Iterator[Issue]:
@@ -136,4 +167,5 @@ def check_unit(spec: UnitSpec) -> Iterator[Issue]:
         if callable(checker):  # kinds may check themselves (files exist, labels match…)
             for loc, message, code in checker(spec):
                 yield ("fallbacks", index, *loc), message, code
+    yield from _check_fields(spec)
     yield from _check_flow(spec)

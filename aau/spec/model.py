@@ -19,8 +19,10 @@ from aau.spec.loader import LineMap, line_of, read_yaml, read_yaml_file
 __all__ = [
     "FewShotExample",
     "FieldMapping",
+    "FieldSpec",
     "HeuristicFallback",
     "HeuristicPattern",
+    "Locale",
     "Policy",
     "PromptSpec",
     "UnitSpec",
@@ -97,6 +99,23 @@ class HeuristicFallback(_Strict):
     """Confidence of the all-null answer when nothing matches."""
 
 
+class FieldSpec(_Strict):
+    """Extra rules for one output field."""
+
+    grammar: str
+    """A field-format grammar (``grammars/<name>.g4``): the model's value is constrained by its
+    pattern when the grammar is regular, and every path's value must parse."""
+
+
+class Locale(_Strict):
+    """How ambiguous written values are read (instead of guessing)."""
+
+    date_order: Literal["DMY", "MDY", "YMD"] | None = None
+    """Order of numeric dates such as ``03/04/2024``; None reports them as ambiguous."""
+    decimal: Literal[".", ","] | None = None
+    """Decimal separator of amounts such as ``1,250``; None reports them as ambiguous."""
+
+
 def _fallback_union() -> Any:
     """The discriminated union of every fallback kind known to the package."""
     from aau.fallbacks.registry import fallback_spec_types
@@ -144,6 +163,9 @@ class UnitSpec(_Strict):
     fallbacks: list[Any] = []
     """Ordered non-model paths (``crf``, ``heuristic``)."""
     policy: Policy = Policy()
+    fields: dict[str, FieldSpec] = {}
+    """Per output field: the grammar its value must follow."""
+    locale: Locale = Locale()
     flow: dict[str, Any] | None = None
     """Optional state chart (python-statemachine's YAML format) replacing the default chain."""
     source: Path | None = Field(None, exclude=True)
