@@ -19,6 +19,7 @@ import math
 import time
 import unicodedata
 from dataclasses import dataclass, field
+from typing import Any
 
 import jsonschema
 
@@ -35,8 +36,8 @@ from aau.errors import (
 from aau.fallbacks.base import FallbackPath, PathAnswer, PathContext
 from aau.fallbacks.registry import build_fallback
 from aau.fsm.grounding import ground_output
-from aau.grammars import load_grammar
 from aau.fsm.machine import RunMachine
+from aau.grammars import load_grammar
 from aau.pipeline.results import Attempt, TraceStep, UnitError, UnitResult
 from aau.prompts.render import render_messages
 from aau.spec.model import UnitSpec
@@ -80,9 +81,9 @@ def check_text(text: str) -> None:
 def _with_grammar_patterns(schema: dict[str, Any], grammars: dict[str, Any]) -> dict[str, Any]:
     """The output schema with each regular grammar's regex as its field's ``pattern``."""
     patched = copy.deepcopy(schema)
-    for field, grammar in grammars.items():
+    for name, grammar in grammars.items():
         if grammar.regex is not None:
-            patched["properties"][field]["pattern"] = f"^({grammar.regex})$"
+            patched["properties"][name]["pattern"] = f"^({grammar.regex})$"
     return patched
 
 
@@ -219,16 +220,16 @@ class UnitRunner:
         return self._route_failure("invalid_output")
 
     def _check_grammars(self, output: dict[str, Any]) -> None:
-        for field, grammar in self.grammars.items():
-            value = output.get(field)
+        for name, grammar in self.grammars.items():
+            value = output.get(name)
             if not isinstance(value, str):
                 continue
             parsed = grammar.parse(value)
             if not parsed.ok:
                 raise ValidationFailed(
-                    f"{self.spec.name}: $.{field} = {value!r} is not a valid {grammar.name}: "
+                    f"{self.spec.name}: $.{name} = {value!r} is not a valid {grammar.name}: "
                     f"{parsed.error} (at character {parsed.position})",
-                    json_path=f"$.{field}", position=parsed.position,
+                    json_path=f"$.{name}", position=parsed.position,
                 )  # fmt: skip
 
     def _scoring(self, run: _Run) -> str:
