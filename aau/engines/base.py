@@ -36,7 +36,7 @@ class GenerationRequest:
 
     Attributes:
         messages: chat turns (``role``/``content``), rendered by the model's chat template.
-        schema: the bounded JSON Schema the output must follow.
+        schema: the bounded JSON Schema the output must follow; None generates freely.
         max_new_tokens: token budget.
         deadline: ``time.monotonic()`` after which the request fails with ``EngineTimeout``.
         key: cache namespace, e.g. ``extract_price@1`` (unit name and version).
@@ -44,7 +44,7 @@ class GenerationRequest:
     """
 
     messages: Sequence[dict[str, str]]
-    schema: dict[str, Any]
+    schema: dict[str, Any] | None
     max_new_tokens: int = 96
     deadline: float | None = None
     key: str = ""

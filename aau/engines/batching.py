@@ -139,8 +139,11 @@ class DecodeBatch:
             return Cancelled(f"{request.key or 'request'}: cancelled by the caller")
         if request.deadline is not None and time.monotonic() > request.deadline:
             return EngineTimeout(f"{request.key or 'request'}: generation passed its deadline")
-        last = torch.tensor([[row.last_token]])
-        masked = row.processor(last, logits[index : index + 1].clone())
+        if row.processor is None:  # unconstrained
+            masked = logits[index : index + 1]
+        else:
+            last = torch.tensor([[row.last_token]])
+            masked = row.processor(last, logits[index : index + 1].clone())
         token = int(torch.argmax(masked, dim=-1))
         row.logprobs.append(float(log_probs[index, token]))
         row.entropies.append(float(entropies[index]))

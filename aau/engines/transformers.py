@@ -201,8 +201,9 @@ class TransformersEngine:
         request = row.request
         row.started = time.perf_counter()
         assert self.compiler is not None
-        constraint = self.compiler.compile(request.schema, unit=request.key or "<request>")
-        row.processor = constraint.new_processor()
+        if request.schema is not None:
+            constraint = self.compiler.compile(request.schema, unit=request.key or "<request>")
+            row.processor = constraint.new_processor()
         tokens = self._prompt_ids(request)
         limit = getattr(self.model.config, "max_position_embeddings", None)
         if limit and len(tokens) + request.max_new_tokens > limit:

@@ -39,7 +39,7 @@ from aau.fsm.grounding import ground_output
 from aau.fsm.machine import RunMachine
 from aau.grammars import load_grammar
 from aau.pipeline.results import Attempt, TraceStep, UnitError, UnitResult
-from aau.prompts.render import render_messages
+from aau.prompts.render import Layout, render_messages
 from aau.spec.model import UnitSpec
 
 __all__ = ["UnitRunner", "primary_confidence"]
@@ -125,9 +125,12 @@ class _Run:
 class UnitRunner:
     """A unit made ready to run: its schema bounded, validator and fallbacks built."""
 
-    def __init__(self, spec: UnitSpec, engine: Engine | None) -> None:
+    def __init__(
+        self, spec: UnitSpec, engine: Engine | None, *, layout: Layout = "unit_first"
+    ) -> None:
         self.spec = spec
         self.engine = engine
+        self.layout: Layout = layout
         self.grammars = {name: load_grammar(f.grammar) for name, f in spec.fields.items()}
         self.schema = bound_schema(
             _with_grammar_patterns(spec.output, self.grammars),
@@ -152,7 +155,7 @@ class UnitRunner:
 
     def _prompting(self, run: _Run) -> str:
         try:
-            run.messages = render_messages(self.spec, run.text)
+            run.messages = render_messages(self.spec, run.text, self.layout)
         except Exception as exc:  # a template error at run time is the unit author's
             run.note_error(ValidationFailed(f"{self.spec.name}: prompt rendering failed: {exc}"))
             return "fall_back"
@@ -176,6 +179,7 @@ class UnitRunner:
             queue_ms=result.timings.queue_ms,
             prefill_ms=result.timings.prefill_ms,
             decode_ms=result.timings.decode_ms,
+            model_ms=result.model_ms,
         )
         run.tokens = {"prompt": result.prompt_tokens, "cached": result.cached_tokens,
                       "generated": result.generated_tokens}  # fmt: skip
@@ -299,7 +303,8 @@ class UnitRunner:
         return self._result(run)
 
     def _result(self, run: _Run) -> UnitResult:
-        timings = {"queue_ms": 0.0, "prefill_ms": 0.0, "decode_ms": 0.0, **run.timings}
+        timings = {"queue_ms": 0.0, "prefill_ms": 0.0, "decode_ms": 0.0, "model_ms": 0.0,
+                   **run.timings}  # fmt: skip
         timings = {k: round(v, 3) for k, v in timings.items()}
         timings["total_ms"] = run.ms()
         common = {

@@ -18,6 +18,7 @@ from aau.engines.registry import EngineConfig, build_engine
 from aau.errors import InputError
 from aau.fsm.run import UnitRunner
 from aau.pipeline.results import PipelineResult, Source, UnitError, UnitResult
+from aau.prompts.render import Layout
 from aau.spec.model import UnitSpec
 
 if TYPE_CHECKING:
@@ -43,12 +44,16 @@ class Pipeline:
         engine: a shared engine, an ``EngineConfig`` to build one, ``None`` for the default
             (transformers with the embedded model), or ``False`` for no model at all (fallback
             paths only).
+        layout: prompt layout (``aau.prompts.render_messages``): ``unit_first`` shares each
+            unit's instructions across inputs, ``document_first`` shares a document across units.
     """
 
     def __init__(
         self,
         units: Iterable[UnitSpec | str | Path],
         engine: Engine | EngineConfig | None | bool = None,
+        *,
+        layout: Layout = "unit_first",
     ) -> None:
         specs = [_as_spec(u) for u in units]
         names = [s.name for s in specs]
@@ -58,7 +63,7 @@ class Pipeline:
         if engine is None or isinstance(engine, EngineConfig):
             engine = build_engine(engine)
         self.engine: Engine | None = engine if engine is not False else None  # type: ignore[assignment]
-        self.runners = [UnitRunner(spec, self.engine) for spec in specs]
+        self.runners = [UnitRunner(spec, self.engine, layout=layout) for spec in specs]
 
     @property
     def units(self) -> list[UnitSpec]:
@@ -66,9 +71,15 @@ class Pipeline:
         return [r.spec for r in self.runners]
 
     async def warmup(self) -> None:
-        """Load the model and compile every unit's constraint before the first input."""
-        if self.engine is not None:
-            await self.engine.warmup([r.schema for r in self.runners])
+        """Load the model, compile every unit's constraint and cache every unit's prompt prefix.
+
+        One real generation per unit over a probe input stores the unit's static prefix in the
+        engine's prefix cache, so the first real request of each unit skips most of its prefill.
+        """
+        if self.engine is None:
+            return
+        await self.engine.warmup([r.schema for r in self.runners])
+        await asyncio.gather(*(r.run("warm-up probe") for r in self.runners))
 
     async def arun(self, source: str | Document, *, id: str | None = None) -> PipelineResult:  # noqa: A002
         """Every unit over a text or a ``Document`` (PDF, scan…), concurrently.
