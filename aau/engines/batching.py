@@ -54,6 +54,7 @@ class Row:
     logprobs: list[float] = field(default_factory=list)
     entropies: list[float] = field(default_factory=list)
     forced: list[bool] = field(default_factory=list)
+    done: bool = False  # finished; its slot is dropped at the next compaction
 
     def result(self, finish: str, text: str) -> Generation:
         """The finished generation."""
@@ -85,30 +86,41 @@ class DecodeBatch:
         self.mask: torch.Tensor | None = None  # [rows, positions], long
 
     def __len__(self) -> int:
-        return len(self.rows)
+        """Rows still generating (finished rows awaiting compaction do not count)."""
+        return sum(not row.done for row in self.rows)
 
     # -- joining --------------------------------------------------------------------------
 
-    def join(self, row: Row, row_cache: Any, length: int) -> None:
-        """Stack a prefilled row (its cache holds ``length`` positions) into the batch."""
-        row_mask = torch.ones((1, length), dtype=torch.long)
-        if self.cache is None or self.mask is None:
-            # Own layer objects: the row's cache may also be stored in the prefix cache, and
-            # decoding rebinds layer tensors.
-            self.cache, self.mask, self.rows = kv.own_layers(row_cache), row_mask, [row]
+    def join(self, arrivals: list[tuple[Row, Any, int]]) -> None:
+        """Stack prefilled rows (each cache holding its prompt length) into the batch at once.
+
+        One stack per admission round: joining rows one by one would copy the whole batch cache
+        once per row.
+        """
+        if not arrivals:
             return
-        width = self.mask.shape[1]
-        if length > width:
-            self.cache = kv.left_pad(self.cache, length - width)
-            self.mask = torch.cat(
-                [self.mask.new_zeros((len(self.rows), length - width)), self.mask], 1
-            )
-        elif length < width:
-            row_cache = kv.left_pad(row_cache, width - length)
-            row_mask = torch.cat([row_mask.new_zeros((1, width - length)), row_mask], 1)
-        self.cache = kv.stack_rows([self.cache, row_cache])
-        self.mask = torch.cat([self.mask, row_mask], 0)
-        self.rows.append(row)
+        self._compact()
+        width = max([length for _, _, length in arrivals] + [self.width])
+        caches, masks = [], []
+        if self.cache is not None and self.mask is not None:
+            caches.append(kv.left_pad(self.cache, width - self.width))
+            masks.append(torch.cat([self.mask.new_zeros((len(self.rows), width - self.width)),
+                                    self.mask], 1))  # fmt: skip
+        for row, row_cache, length in arrivals:
+            # Own layer objects: a row's cache may also be stored in the prefix cache, and
+            # decoding rebinds layer tensors.
+            caches.append(kv.left_pad(kv.own_layers(row_cache), width - length))
+            mask = torch.ones((1, width), dtype=torch.long)
+            mask[0, : width - length] = 0
+            masks.append(mask)
+            self.rows.append(row)
+        self.cache = caches[0] if len(caches) == 1 else kv.stack_rows(caches)
+        self.mask = torch.cat(masks, 0)
+
+    @property
+    def width(self) -> int:
+        """Positions held per row (padding included)."""
+        return 0 if self.mask is None else int(self.mask.shape[1])
 
     # -- one step -------------------------------------------------------------------------
 
@@ -117,16 +129,18 @@ class DecodeBatch:
         logits = torch.stack([row.logits for row in self.rows]).float()  # type: ignore[misc]
         log_probs = torch.log_softmax(logits, dim=-1)
         entropies = -(log_probs.exp() * log_probs).nan_to_num().sum(-1)
-        finished: list[tuple[Row, Generation | EngineError]] = []
         for index, row in enumerate(self.rows):
+            if row.done:
+                continue
             outcome = self._choose(row, index, logits, log_probs, entropies)
             if outcome is not None:
-                finished.append((row, outcome))
-        if finished:
-            self._retire({id(row) for row, _ in finished})
-        for row, outcome in finished:  # resolve after retiring: a caller may resubmit at once
-            if not row.future.done():
-                row.future.set_result(outcome)
+                row.done = True
+                if not row.future.done():
+                    row.future.set_result(outcome)
+        # Removing a row copies the whole cache; a finished row left in place only costs its
+        # share of the next forward. Compact once a quarter of the rows are finished.
+        if 4 * sum(row.done for row in self.rows) >= len(self.rows):
+            self._compact()
         if self.rows:
             self._forward()
 
@@ -160,8 +174,11 @@ class DecodeBatch:
             )
         return None
 
-    def _retire(self, done: set[int]) -> None:
-        keep = [i for i, row in enumerate(self.rows) if id(row) not in done]
+    def _compact(self) -> None:
+        """Drop finished rows from the batch and the padding no remaining row needs."""
+        keep = [i for i, row in enumerate(self.rows) if not row.done]
+        if len(keep) == len(self.rows):
+            return
         self.rows = [self.rows[i] for i in keep]
         if not self.rows:
             self.cache = self.mask = None
@@ -189,12 +206,13 @@ class DecodeBatch:
             cache=self.cache,
             use_cache=True,
         )
-        share = (time.perf_counter() - started) * 1000 / len(self.rows)
+        share = (time.perf_counter() - started) * 1000 / max(1, len(self))
         self.cache = out.cache
         for index, row in enumerate(self.rows):
             row.logits = out.logits[index, -1]
             row.position += 1
-            row.model_ms += share
+            if not row.done:
+                row.model_ms += share
 
     def fail_all(self, error: EngineError) -> None:
         """Resolve every row with ``error`` and empty the batch (after an unexpected fault)."""

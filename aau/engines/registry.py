@@ -3,7 +3,8 @@
 ``@register_engine("transformers")`` makes a backend available by name; packages add their own
 through the ``aau.engines`` entry-point group. The engine is configuration, not code: the same
 ``EngineConfig`` comes from a YAML file, environment variables (``AAU_ENGINE``, ``AAU_MODEL``,
-``AAU_DEVICE``, ``AAU_DTYPE``, ``AAU_THREADS``) or CLI flags.
+``AAU_DEVICE``, ``AAU_DTYPE``, ``AAU_THREADS``, ``AAU_MAX_BATCH_SIZE``, ``AAU_PREFIX_CACHE_MB``,
+``AAU_CACHE_DIR``…) or CLI flags.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ class EngineConfig(BaseModel):
             values.update(data or {})
         env = os.environ if env is None else env
         for key in ("backend", "model", "device", "dtype", "threads", "constraint_backend",
-                    "max_batch_size", "prefix_cache_mb"):  # fmt: skip
+                    "max_batch_size", "prefix_cache_mb", "cache_dir"):  # fmt: skip
             name = "AAU_ENGINE" if key == "backend" else f"AAU_{key.upper()}"
             if env.get(name):
                 values[key] = env[name]

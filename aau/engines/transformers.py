@@ -174,20 +174,23 @@ class TransformersEngine:
                 batch.fail_all(EngineUnavailable(f"engine step failed: {exc!r}"))
 
     def _admit(self, batch: DecodeBatch) -> None:
-        """Prefill waiting requests into the batch (block briefly when the batch is empty)."""
-        while len(batch) < self._max_rows:
+        """Prefill waiting requests and join them to the batch (wait briefly when it is empty)."""
+        arrivals: list[tuple[Row, Any, int]] = []
+        while len(batch) + len(arrivals) < self._max_rows:
             try:
-                row = self._queue.get(timeout=0.05) if not len(batch) else self._queue.get_nowait()
+                idle = not len(batch) and not arrivals
+                row = self._queue.get(timeout=0.05) if idle else self._queue.get_nowait()
             except queue.Empty:
-                return
+                break
             try:
-                self._prefill(row, batch)
+                arrivals.append(self._prefill(row))
             except AAUError as exc:
                 row.future.set_result(
                     exc if isinstance(exc, EngineError) else _as_engine_error(exc)
                 )
             except Exception as exc:  # one bad request fails alone
                 row.future.set_result(EngineUnavailable(f"prefill failed: {exc!r}"))
+        batch.join(arrivals)
 
     def _prompt_ids(self, request: GenerationRequest) -> list[int]:
         encoded = self.tokenizer.apply_chat_template(
@@ -195,7 +198,7 @@ class TransformersEngine:
         )
         return list(encoded["input_ids"])
 
-    def _prefill(self, row: Row, batch: DecodeBatch) -> None:
+    def _prefill(self, row: Row) -> tuple[Row, Any, int]:
         import torch
 
         request = row.request
@@ -235,7 +238,7 @@ class TransformersEngine:
             self.prefix_cache.insert(self._namespace, tokens, out.cache, tag=request.key)
         if not kv.is_batchable(out.cache):
             self._max_rows = 1  # an unsupported cache layout: one request at a time
-        batch.join(row, out.cache, len(tokens))
+        return row, out.cache, len(tokens)
 
 
 def _as_engine_error(exc: AAUError) -> EngineError:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +43,7 @@ BATCH_LINES: list[tuple[bytes, str | None, str | None]] = [
     (b"", None, "invalid_input"),  # a blank line in the middle is an input line
     (record("big", MEGABYTE_TEXT), "big", None),
     (b"[1, 2, 3]", None, "invalid_input"),
-    (b'"just a string"', None, "invalid_input"),
+    (json.dumps({"id": "doc-gone", "path": "gone.pdf"}).encode(), "doc-gone", "file_not_found"),
     (record(17, "Shipment of 2,500 kg steel coils."), "17", None),
     (record("uni", "Preis: 49,90 € inkl. MwSt., Lieferung am 5. Juni 2025."), "uni", None),
     (record("tenant", "The licence fee is $3,000 per year.", tenant="acme"), "tenant", None),
@@ -48,7 +51,7 @@ BATCH_LINES: list[tuple[bytes, str | None, str | None]] = [
     (record("nothing", "Thanks for your message, see you next week."), "nothing", None),
     (b"   ", None, "invalid_input"),
     (record("dates", "Signed in Lyon on 02/09/2023 by both parties."), "dates", None),
-    (record("hours", "Consulting: 7.5 hours at $120 per hour."), "hours", None),
+    (json.dumps({"id": "doc-txt", "path": "note.txt"}).encode(), "doc-txt", None),
     (b"{}", None, "missing_field"),
     (record("nested", "Total: USD 12,474.00 for 3 pallets, 21 March 2023."), "nested", None),
     (record("newline", "Line one\nTotal: 8 EUR\nLine three"), "newline", None),
@@ -100,17 +103,34 @@ def check_unit_dict(unit: dict[str, Any], spec: UnitSpec) -> None:
     assert unit["version"] == spec.version
 
 
+@dataclass(frozen=True)
+class BatchRun:
+    folder: Path
+    out: list[dict[str, Any]]
+    stderr: str
+
+
+@pytest.fixture(scope="module")
+def batch_run(tmp_path_factory: pytest.TempPathFactory) -> BatchRun:
+    """The 30-line batch over every shipped unit, run once (its 1 MB line takes seconds)."""
+    folder = tmp_path_factory.mktemp("batch")
+    source = write_jsonl(folder, [raw for raw, _, _ in BATCH_LINES])
+    (folder / "note.txt").write_text("Consulting: 7.5 hours at $120 per hour.", encoding="utf-8")
+    stderr = io.StringIO()
+    with contextlib.redirect_stderr(stderr):
+        target = batch(folder, source, str(UNITS_DIR), extra=("--concurrency", "8"))
+    return BatchRun(folder, read_jsonl(target), stderr.getvalue())
+
+
 def test_batch_writes_one_result_line_per_input_line_in_order(
-    tmp_path: Path, unit_specs: dict[str, UnitSpec], capsys: pytest.CaptureFixture[str]
+    batch_run: BatchRun, unit_specs: dict[str, UnitSpec]
 ) -> None:
     assert len(BATCH_LINES) == 30
-    source = write_jsonl(tmp_path, [raw for raw, _, _ in BATCH_LINES])
-
-    out = read_jsonl(batch(tmp_path, source, str(UNITS_DIR), extra=("--concurrency", "8")))
+    out = batch_run.out
 
     assert len(out) == len(BATCH_LINES)
     assert [line["id"] for line in out] == [id_ for _, id_, _ in BATCH_LINES]
-    assert capsys.readouterr().err == f"wrote 30 lines to {tmp_path / 'out.jsonl'}\n"
+    assert batch_run.stderr == f"wrote 30 lines to {batch_run.folder / 'out.jsonl'}\n"
     for number, (line, (_, _, code)) in enumerate(zip(out, BATCH_LINES, strict=True), start=1):
         assert set(line) == {"id", "units"}
         assert sorted(line["units"]) == sorted(unit_specs), number
@@ -123,16 +143,19 @@ def test_batch_writes_one_result_line_per_input_line_in_order(
                 assert unit["error"]["code"] == code, number
 
 
-def test_batch_answers_the_readable_lines(tmp_path: Path) -> None:
-    source = write_jsonl(tmp_path, [raw for raw, _, _ in BATCH_LINES])
-    target = batch(tmp_path, source, *map(str, UNIT_FILES))
-    out = {line["id"]: line["units"] for line in read_jsonl(target)}
+def test_batch_answers_the_readable_lines(batch_run: BatchRun) -> None:
+    out = {line["id"]: line["units"] for line in batch_run.out}
 
     assert out["inv-1"]["extract_price"]["output"] == {"amount": 1250.0, "currency": "EUR"}
     assert out["po-7"]["extract_quantity"]["output"] == {"value": 12, "unit": "boxes"}
     assert out["big"]["extract_price"]["output"] == {"amount": 99.0, "currency": "EUR"}
     assert out["17"]["extract_quantity"]["output"] == {"value": 2500, "unit": "kg"}
     assert out["dates"]["extract_date"]["output"] == {"date": "2023-09-02"}
+    assert out["doc-txt"]["extract_quantity"]["output"] == {"value": 7.5, "unit": "hours"}
+    number = 1 + [id_ for _, id_, _ in BATCH_LINES].index("doc-gone")
+    assert out["doc-gone"]["extract_price"]["error"]["message"] == (
+        f"line {number}: {batch_run.folder / 'gone.pdf'}: no such file"
+    )
 
 
 @pytest.mark.parametrize(
@@ -140,7 +163,9 @@ def test_batch_answers_the_readable_lines(tmp_path: Path) -> None:
     [
         (b"this is not json", "line 2: not JSON: Expecting value (column 1)"),
         (json.dumps({"text": "x"}).encode(), "line 2: missing 'id'"),
-        (b"{}", "line 2: missing 'id' and 'text'"),
+        (b"{}", "line 2: missing 'id'"),
+        (json.dumps({"id": 1}).encode(), "line 2: missing 'text' (or 'path')"),
+        (json.dumps({"id": 1, "path": 5}).encode(), "line 2: 'path' must be a string, got int"),
         (json.dumps({"id": 1, "text": 5}).encode(), "line 2: 'text' must be a string, got int"),
         (b"[1]", "line 2: expected a JSON object, got list"),
         (b'{"id": 1, "text": "\xe9"}', "line 2: not UTF-8 (byte 19)"),
@@ -181,7 +206,8 @@ def test_empty_input_file_writes_an_empty_output_file(tmp_path: Path) -> None:
 
 
 def test_parse_line_returns_id_and_text() -> None:
-    assert parse_line(record(5, "5 EUR"), 9) == ("5", "5 EUR")
+    assert parse_line(record(5, "5 EUR"), 9) == ("5", "5 EUR", None)
+    assert parse_line(json.dumps({"id": "d", "path": "a.pdf"}).encode(), 9) == ("d", None, "a.pdf")
 
 
 def test_parse_line_refuses_a_bad_line_with_a_coded_input_error() -> None:

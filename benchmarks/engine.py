@@ -1,0 +1,306 @@
+"""The shared engine, measured side by side in one run on the default model (SmolLM2, CPU).
+
+    python benchmarks/engine.py [--quick]
+
+Prints, each as a ratio of two measurements taken here and now:
+1. throughput of 16 concurrent unit requests over 3 schemas: batched engine vs one at a time;
+2. constrained vs unconstrained decoding throughput at the same batch size;
+3. time to first token of a unit with a >= 300-token static prefix, prefix cache vs none;
+4. 10 units over one ~2,000-token document: prefilled tokens and wall time, cache vs none,
+   for both prompt layouts (unit first, document first);
+5. process start to first unit result: first start (empty caches) vs second start;
+6. framework overhead per unit run (all but model forward passes), median.
+The last line is one JSON object with the keys the README lists.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import aau
+from aau.decoding import bound_schema
+from aau.engines.base import Generation, GenerationRequest
+from aau.engines.transformers import TransformersEngine
+from aau.prompts import render_messages
+
+ROOT = Path(__file__).resolve().parent.parent
+UNITS = [aau.load_unit(ROOT / "units" / f"{n}.yaml")
+         for n in ("extract_price", "extract_date", "extract_quantity")]  # fmt: skip
+TEXTS = [
+    "Invoice {i}: {q} boxes delivered on {d} March 2024, total due EUR {a},50.",
+    "Please ship {q} kg of copper by June {d}, 2025; the agreed price is USD {a},000.",
+    "Rechnung {i} vom {d}.04.2023 über {q} Stück, Gesamtbetrag {a}9,90 €.",
+    "Order {i}: {q} pallets, delivery on 2024-05-{d}, amount payable GBP {a}.00.",
+]
+
+
+def engine(cache: str, **options: Any) -> TransformersEngine:
+    built = TransformersEngine(aau.EngineConfig(cache_dir=cache, **options))
+    built.load()
+    return built
+
+
+def unit_requests(
+    count: int, *, constrained: bool = True, budget: int = 40
+) -> list[GenerationRequest]:
+    requests = []
+    for i in range(count):
+        unit = UNITS[i % len(UNITS)]
+        text = TEXTS[i % len(TEXTS)].format(i=100 + i, q=3 + i, d=10 + i % 18, a=1 + i % 9)
+        schema = bound_schema(unit.output, max_string_length=64) if constrained else None
+        requests.append(GenerationRequest(messages=render_messages(unit, text), schema=schema,
+                                          max_new_tokens=budget, key=unit.key))  # fmt: skip
+    return requests
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(coro)
+
+
+def ok(results: list) -> list[Generation]:
+    bad = [r for r in results if not isinstance(r, Generation)]
+    assert not bad, bad
+    return results
+
+
+def batch_speedup(cache: str, count: int) -> dict[str, float]:
+    batched = engine(cache)
+    run(batched.generate(unit_requests(3)))  # steady state: unit prefixes cached
+    started = time.perf_counter()
+    ok(run(batched.generate(unit_requests(count))))
+    batched_s = time.perf_counter() - started
+    batched.close()
+
+    single = engine(cache, max_batch_size=1, prefix_cache_mb=0)
+    run(single.generate(unit_requests(1)))
+    started = time.perf_counter()
+    for request in unit_requests(count):
+        ok(run(single.generate([request])))
+    single_s = time.perf_counter() - started
+    single.close()
+    return {"batched_units_s": count / batched_s, "single_units_s": count / single_s,
+            "batch_speedup": single_s / batched_s}  # fmt: skip
+
+
+def constrained_ratio(cache: str, count: int) -> dict[str, float]:
+    built = engine(cache, prefix_cache_mb=0)
+    run(built.generate(unit_requests(2)))
+
+    def tokens_per_s(constrained: bool) -> float:
+        started = time.perf_counter()
+        results = ok(run(built.generate(unit_requests(count, constrained=constrained, budget=24))))
+        seconds = time.perf_counter() - started
+        return sum(r.generated_tokens for r in results) / seconds
+
+    free, held = tokens_per_s(False), tokens_per_s(True)
+    built.close()
+    return {
+        "unconstrained_tok_s": free,
+        "constrained_tok_s": held,
+        "constrained_ratio": held / free,
+    }
+
+
+def long_prefix_unit() -> aau.UnitSpec:
+    """extract_price with more few-shot examples, so its static prefix passes 300 tokens."""
+    base = UNITS[0]
+    extra = [
+        {"input": "Membership costs £45 a month, cancel any time.", "output": {"amount": 45, "currency": "GBP"}},
+        {"input": "Le loyer mensuel est de 1 200,00 EUR charges comprises.", "output": {"amount": 1200.0, "currency": "EUR"}},
+        {"input": "We will call you on Monday about the renewal.", "output": {"amount": None, "currency": None}},
+    ]  # fmt: skip
+    examples = [e.model_dump() for e in base.prompt.examples] + extra
+    data = base.model_dump(exclude={"source"})
+    data["prompt"]["examples"] = examples
+    return aau.UnitSpec.from_dict(data)
+
+
+def prefix_ttft(cache: str, repeats: int) -> dict[str, float]:
+    unit = long_prefix_unit()
+
+    def request(i: int) -> GenerationRequest:
+        text = f"Invoice {i}: total due EUR {i},250.00."
+        return GenerationRequest(messages=render_messages(unit, text),
+                                 schema=bound_schema(unit.output, max_string_length=64),
+                                 max_new_tokens=1, key=unit.key)  # fmt: skip
+
+    def ttft(cached: bool) -> tuple[float, int, int]:
+        built = engine(cache, prefix_cache_mb=1024 if cached else 0)
+        ok(run(built.generate([request(0)])))  # warm (and, with the cache, store the prefix)
+        times, result = [], None
+        for i in range(1, repeats + 1):
+            started = time.perf_counter()
+            result = ok(run(built.generate([request(i)])))[0]
+            times.append(time.perf_counter() - started)
+        built.close()
+        assert result is not None
+        return statistics.median(times), result.prompt_tokens, result.cached_tokens
+
+    cold, prompt, _ = ttft(False)
+    warm, _, reused = ttft(True)
+    return {"static_prefix_tokens": reused, "prompt_tokens": prompt, "ttft_ms_no_cache": cold * 1000,
+            "ttft_ms_cache": warm * 1000, "prefix_ttft_speedup": cold / warm}  # fmt: skip
+
+
+def ten_units() -> list[aau.UnitSpec]:
+    fields = ["invoice number", "supplier name", "customer name", "payment term", "IBAN",
+              "VAT rate", "delivery address", "contract end date", "penalty amount", "governing law"]  # fmt: skip
+    units = []
+    for index, what in enumerate(fields):
+        name = "extract_" + what.replace(" ", "_").lower()
+        units.append(aau.UnitSpec.from_dict({
+            "name": name, "version": 1, "description": f"The {what} the document states.",
+            "output": {"type": "object", "properties": {"value": {"type": ["string", "null"], "maxLength": 40}},
+                       "required": ["value"], "additionalProperties": False},
+            "prompt": {"system": f"You read business documents. Extract the {what}. Reply with one "
+                                 f'JSON object {{"value": text or null}}. Unit {index}.',
+                       "template": "{{ text }}"},
+            "policy": {"max_new_tokens": 24, "require_grounding": False},
+        }))  # fmt: skip
+    return units
+
+
+def document(tokens_wanted: int = 2000) -> str:
+    clause = ("Clause {n}. The supplier Northwind Traders GmbH delivers {n}0 pallets of copper wire "
+              "to the customer Contoso Ltd, Rotterdam, within {n} days; payment is due 30 days "
+              "after the invoice, IBAN DE89 3704 0044 0532 0130 00, VAT 19%. ")  # fmt: skip
+    text, n = "", 1
+    tokenizer_chars_per_token = 4.2  # measured below; the loop stops near the target
+    while len(text) / tokenizer_chars_per_token < tokens_wanted:
+        text += clause.format(n=n)
+        n += 1
+    return text
+
+
+def shared_document(cache: str) -> dict[str, Any]:
+    units, doc = ten_units(), document()
+    out: dict[str, Any] = {}
+    for layout in ("unit_first", "document_first"):
+        for cached in (False, True):
+            built = engine(cache, prefix_cache_mb=2048 if cached else 0)
+            pipeline = aau.Pipeline(units, engine=built, layout=layout)
+            run(pipeline.arun("warm-up probe"))  # unit prefixes cached, as in steady state
+            started = time.perf_counter()
+            result = run(pipeline.arun(doc))
+            seconds = time.perf_counter() - started
+            prompt = sum(r.tokens.get("prompt", 0) for r in result.units.values())
+            reused = sum(r.tokens.get("cached", 0) for r in result.units.values())
+            out[f"{layout}_{'cache' if cached else 'nocache'}"] = {
+                "prefilled_tokens": prompt - reused,
+                "prompt_tokens": prompt,
+                "seconds": seconds,
+            }
+            built.close()
+    best = "document_first"
+    base, with_cache = out[f"{best}_nocache"], out[f"{best}_cache"]
+    out["shared_doc_prefill_ratio"] = base["prefilled_tokens"] / max(
+        1, with_cache["prefilled_tokens"]
+    )
+    out["shared_doc_time_ratio"] = base["seconds"] / with_cache["seconds"]
+    return out
+
+
+START = """
+import time, sys
+t0 = float(sys.argv[1])
+import aau
+p = aau.Pipeline(["units/extract_price.yaml"])
+r = p.run("Total due: EUR 1,250.00")["extract_price"]
+assert r.error is None or r.output is not None, r
+print(time.time() - t0)
+"""
+
+
+def warm_start(cache: str) -> dict[str, float]:
+    env = {**os.environ, "AAU_CACHE_DIR": cache}
+
+    def start() -> float:
+        t0 = time.time()
+        out = subprocess.run([sys.executable, "-c", START, str(t0)], cwd=ROOT, env=env,
+                             check=True, capture_output=True, text=True)  # fmt: skip
+        return float(out.stdout.strip().splitlines()[-1])
+
+    cold, warm = start(), start()
+    return {"cold_start_s": cold, "warm_start_s": warm, "cold_over_warm": cold / warm}
+
+
+def overhead(cache: str, count: int) -> dict[str, float]:
+    built = engine(cache)
+    pipeline = aau.Pipeline(UNITS, engine=built)
+    run(pipeline.warmup())
+    per_run = []
+    for i in range(count):
+        text = TEXTS[i % len(TEXTS)].format(i=i, q=2 + i, d=11 + i % 17, a=1 + i % 9)
+        for unit in pipeline.runners:  # one unit at a time: no queueing in the figure
+            result = run(unit.run(text))
+            per_run.append(result.timings["total_ms"] - result.timings["model_ms"])
+    built.close()
+    return {"overhead_ms": statistics.median(per_run), "overhead_runs": len(per_run)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    args = parser.parse_args()
+    figures: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as cache:
+        os.environ["AAU_CACHE_DIR"] = cache
+        figures |= warm_start(cache)
+        print(
+            f"start to first result: first {figures['cold_start_s']:.1f} s, second "
+            f"{figures['warm_start_s']:.1f} s ({figures['cold_over_warm']:.2f}x)",
+            flush=True,
+        )
+        figures |= batch_speedup(cache, 16)
+        print(
+            f"16 unit requests, 3 schemas: batched {figures['batched_units_s']:.2f} units/s, one at "
+            f"a time {figures['single_units_s']:.2f} units/s: {figures['batch_speedup']:.2f}x",
+            flush=True,
+        )
+        figures |= constrained_ratio(cache, 16)
+        print(
+            f"decoding at batch 16: constrained {figures['constrained_tok_s']:.0f} tok/s, "
+            f"unconstrained {figures['unconstrained_tok_s']:.0f} tok/s: "
+            f"{figures['constrained_ratio']:.2f}",
+            flush=True,
+        )
+        figures |= prefix_ttft(cache, 3 if args.quick else 7)
+        print(
+            f"TTFT, {figures['static_prefix_tokens']}-token static prefix of "
+            f"{figures['prompt_tokens']}: {figures['ttft_ms_no_cache']:.0f} ms without cache, "
+            f"{figures['ttft_ms_cache']:.0f} ms with: {figures['prefix_ttft_speedup']:.2f}x",
+            flush=True,
+        )
+        shared = shared_document(cache)
+        for key, value in shared.items():
+            if isinstance(value, dict):
+                print(
+                    f"10 units x 1 document, {key}: {value['prefilled_tokens']} of "
+                    f"{value['prompt_tokens']} prompt tokens prefilled, {value['seconds']:.1f} s"
+                )
+        figures["shared_doc_prefill_ratio"] = shared["shared_doc_prefill_ratio"]
+        figures["shared_doc_time_ratio"] = shared["shared_doc_time_ratio"]
+        figures |= overhead(cache, 4 if args.quick else 10)
+        print(
+            f"framework overhead per unit run: median {figures['overhead_ms']:.2f} ms "
+            f"over {figures['overhead_runs']} runs",
+            flush=True,
+        )
+    keys = ["batch_speedup", "constrained_ratio", "prefix_ttft_speedup", "shared_doc_prefill_ratio",
+            "shared_doc_time_ratio", "warm_start_s", "cold_over_warm", "overhead_ms"]  # fmt: skip
+    print(json.dumps({k: round(float(figures[k]), 3) for k in keys}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
