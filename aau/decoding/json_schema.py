@@ -12,7 +12,8 @@ import copy
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["ENFORCED_KEYWORDS", "bound_schema", "unsupported_keywords"]
+__all__ = ["ENFORCED_FORMATS", "ENFORCED_KEYWORDS", "bound_schema", "json_path_to_loc",
+           "unsupported_keywords"]  # fmt: skip
 
 ENFORCED_KEYWORDS = frozenset({
     "type", "properties", "required", "additionalProperties", "items", "minItems", "maxItems",
@@ -20,6 +21,12 @@ ENFORCED_KEYWORDS = frozenset({
     "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
 })  # fmt: skip
 """Keywords that constrain generation."""
+
+ENFORCED_FORMATS = frozenset({
+    "date", "time", "date-time", "duration", "email", "hostname", "ipv4", "ipv6", "uri",
+    "uri-reference", "uuid",
+})  # fmt: skip
+"""``format`` values xgrammar enforces (``regex``, for one, it accepts without checking)."""
 
 ANNOTATION_KEYWORDS = frozenset({"title", "description", "default", "examples", "$comment"})
 """Keywords that carry no constraint, so there is nothing to enforce."""
@@ -29,12 +36,34 @@ _NUMBER_LIMIT = (
 )
 
 
+def _dropped_form(schema: dict[str, Any], key: str, value: Any) -> bool:
+    """Whether an allowed keyword is used in a form xgrammar silently ignores (measured)."""
+    if key == "multipleOf":
+        return _types(schema) != {"integer"}
+    if key in {"minLength", "maxLength"}:
+        return "pattern" in schema  # xgrammar drops lengths beside a pattern
+    if key == "format":
+        return value not in ENFORCED_FORMATS
+    if key == "oneOf":  # enforced as anyOf: only alternatives of disjoint types keep its meaning
+        kinds = [_types(alt) if isinstance(alt, dict) else set() for alt in value or []]
+        if any(not k for k in kinds):
+            return True
+        flat = [t for k in kinds for t in (k | {"integer"} if "number" in k else k)]
+        return len(flat) != len(set(flat))
+    return False
+
+
 def unsupported_keywords(schema: Any, path: str = "$") -> Iterator[tuple[str, str]]:
-    """Yield ``(json_path, keyword)`` for every keyword the decoder would not enforce."""
+    """Yield ``(json_path, keyword)`` for every keyword the decoder would not enforce.
+
+    That is a keyword outside the allow-list, or an allowed one in a form the decoder ignores
+    (``multipleOf`` on non-integers, lengths beside a ``pattern``, an unchecked ``format``,
+    ``oneOf`` with overlapping alternatives).
+    """
     if not isinstance(schema, dict):
         return
     for key, value in schema.items():
-        if key not in ENFORCED_KEYWORDS | ANNOTATION_KEYWORDS:
+        if key not in ENFORCED_KEYWORDS | ANNOTATION_KEYWORDS or _dropped_form(schema, key, value):
             yield path, key
             continue
         if key == "properties" and isinstance(value, dict):
@@ -47,6 +76,30 @@ def unsupported_keywords(schema: Any, path: str = "$") -> Iterator[tuple[str, st
                 yield from unsupported_keywords(sub, f"{path}.{key}[{index}]")
         elif key == "additionalProperties" and isinstance(value, dict):
             yield from unsupported_keywords(value, f"{path}.*")
+
+
+def json_path_to_loc(path: str) -> tuple[str | int, ...]:
+    """The location in a unit file of a JSON path from ``unsupported_keywords``.
+
+    ``$.amount.anyOf[1]`` -> ``("properties", "amount", "anyOf", 1)``; ``$.tags[]`` -> the
+    array's ``items``; ``$.*`` -> ``additionalProperties``.
+    """
+    import re
+
+    loc: list[str | int] = []
+    for token in re.findall(r"\.([^.\[\]]+)|\[(\d*)\]", path[1:]):
+        name, index = token
+        if name == "*":
+            loc.append("additionalProperties")
+        elif name in {"anyOf", "oneOf"}:
+            loc.append(name)
+        elif name:
+            loc += ["properties", name]
+        elif index == "":
+            loc.append("items")
+        else:
+            loc.append(int(index))
+    return tuple(loc)
 
 
 def _types(schema: dict[str, Any]) -> set[str]:

@@ -53,6 +53,15 @@ def flow_problems(flow: Any) -> list[str]:
     if not isinstance(flow, dict) or not isinstance(flow.get("states"), dict):
         return ["a flow needs a 'states' mapping (python-statemachine's YAML statechart format)"]
     states: dict[str, Any] = flow["states"]
+    for sid, body in states.items():
+        if body is not None and not isinstance(body, dict):
+            return [f"state {sid!r} must be a mapping, got {type(body).__name__}"]
+        transitions = (body or {}).get("transitions", []) or []
+        if not isinstance(transitions, list) or not all(isinstance(t, dict) for t in transitions):
+            return [f"state {sid!r}: 'transitions' must be a list of mappings (event, target)"]
+    initial = [sid for sid, body in states.items() if (body or {}).get("initial")]
+    if initial != ["received"]:
+        return ["exactly one initial state, 'received', must be marked `initial: true`"]
     problems = [
         f"unknown state {sid!r}. Available: {', '.join(sorted(STATES))}"
         for sid in states
@@ -86,7 +95,7 @@ def flow_problems(flow: Any) -> list[str]:
         if not seen & FINAL_STATES:
             problems.append(f"state {sid!r} can reach neither 'done' nor 'failed'")
     try:
-        _chart_class(json.dumps(flow, sort_keys=True))
+        _chart_class(json.dumps(flow))
     except Exception as exc:  # the library's own definition errors, as text
         problems.append(f"not a valid state chart: {exc}")
     return problems
@@ -102,7 +111,8 @@ class RunMachine:
 
     def __init__(self, flow: dict[str, Any] | None = None) -> None:
         flow = flow or default_flow()
-        self._chart = _chart_class(json.dumps(flow, sort_keys=True))()
+        # Key order matters: a chart without `initial: true` starts in its first state.
+        self._chart = _chart_class(json.dumps(flow))()
 
     @property
     def state(self) -> str:

@@ -12,6 +12,7 @@ the run fails with ``fallbacks_exhausted`` (or the single path's own error code)
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import dataclasses
 import json
@@ -28,6 +29,7 @@ from aau.engines.base import Engine, Generation, GenerationRequest
 from aau.errors import (
     AAUError,
     EngineError,
+    EngineUnavailable,
     FallbacksExhausted,
     InputError,
     UngroundedOutput,
@@ -113,6 +115,7 @@ class _Run:
     timings: dict[str, float] = field(default_factory=dict)
     tokens: dict[str, int] = field(default_factory=dict)
     final: tuple[str, PathAnswer] | None = None
+    flow_error: InputError | None = None
 
     def ms(self) -> float:
         return round((time.perf_counter() - self.started) * 1000, 3)
@@ -170,7 +173,12 @@ class UnitRunner:
             deadline=time.monotonic() + self.spec.policy.timeout_s,
             key=self.spec.key,
         )
-        result = (await self.engine.generate([request]))[0]
+        try:
+            result = (await self.engine.generate([request]))[0]
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a broken engine fails this path, never the sibling units
+            result = EngineUnavailable(f"{self.spec.name}: the engine failed: {exc!r}")
         if isinstance(result, EngineError):
             run.note_error(result)
             return self._route_failure(result.code)
@@ -269,6 +277,13 @@ class UnitRunner:
             return "fall_back"
         return "validate"
 
+    def _accepted(self, run: _Run) -> str:
+        # A custom flow may route here without the default chain's selection (e.g. accepting
+        # weak answers): deliver the most confident valid answer seen, else fail.
+        if run.final is None and run.candidates:
+            run.final = max(run.candidates, key=lambda c: c[1].confidence)
+        return "finish" if run.final is not None else "fail"
+
     def _route_failure(self, code: str) -> str:
         return "fall_back" if code in self.spec.policy.fallback_on else "fail"
 
@@ -281,10 +296,11 @@ class UnitRunner:
         run.trace.append(TraceStep(machine.state, None, 0.0))
         while not machine.is_final:
             state = machine.state
+            errors_before = len(run.errors)
             if state == "decoding":
                 event = await self._decoding(run)
             elif state == "accepted":
-                event = "finish"
+                event = self._accepted(run)
             else:
                 event = getattr(self, f"_{state}")(run)
             if not machine.can(event) and event != "fail" and machine.can("fail"):
@@ -292,11 +308,13 @@ class UnitRunner:
             try:
                 machine.send(event)
             except ValueError as exc:
-                run.errors.append(InputError(f"{self.spec.name}: {exc}", code="flow_error"))
+                run.flow_error = InputError(f"{self.spec.name}: {exc}", code="flow_error")
+                run.final = None
+                run.trace.append(TraceStep("failed", run.path, run.ms(), "flow_error"))
                 break
-            detail = (
-                _detail(run.errors[-1]) if event in {"fall_back", "fail"} and run.errors else None
-            )
+            is_new_error = len(run.errors) > errors_before
+            failing = event in {"fall_back", "fail"} and is_new_error
+            detail = _detail(run.errors[-1]) if failing else None
             if event in {"accept", "score"} and run.answer is not None:
                 detail = f"confidence={run.answer.confidence:.3f}"
             run.trace.append(TraceStep(machine.state, run.path, run.ms(), detail))
@@ -325,7 +343,9 @@ class UnitRunner:
                 spans=dict(answer.spans),
                 **common,
             )
-        if not run.errors:
+        if run.flow_error is not None:
+            error = UnitError(run.flow_error.code, str(run.flow_error))
+        elif not run.errors:
             error = UnitError("flow_error", f"{self.spec.name}: the flow ended without an answer")
         elif len(run.errors) == 1:
             error = UnitError(run.errors[0].code, str(run.errors[0]))

@@ -14,7 +14,7 @@ import jinja2
 import jinja2.meta
 import jsonschema
 
-from aau.decoding.json_schema import unsupported_keywords
+from aau.decoding.json_schema import json_path_to_loc, unsupported_keywords
 from aau.fallbacks.normalize import NORMALIZERS, is_normalizer
 from aau.spec.model import HeuristicFallback, UnitSpec
 
@@ -38,10 +38,7 @@ def _check_output_schema(spec: UnitSpec) -> Iterator[Issue]:
         yield ("output",), "must be an object schema with properties (type: object)", "S012"
         return
     for path, keyword in unsupported_keywords(schema):
-        parts = [p for p in re.split(r"[.\[\]]", path[2:]) if p]
-        loc: tuple[str | int, ...] = ("output",)
-        for part in parts:
-            loc = (*loc, "properties", part)
+        loc: tuple[str | int, ...] = ("output", *json_path_to_loc(path))
         yield (
             (*loc, keyword),
             f"JSON-Schema keyword {keyword!r} at {path} is not enforced by the constrained "
@@ -57,12 +54,16 @@ def _check_template(spec: UnitSpec) -> Iterator[Issue]:
         source = getattr(spec.prompt, field)
         try:
             parsed = env.parse(source)
+            env.from_string(source)  # compiling finds unknown filters and tests
         except jinja2.TemplateSyntaxError as exc:
             yield (
                 ("prompt", field),
                 f"template syntax error on its line {exc.lineno}: {exc.message}",
                 "S020",
             )
+            continue
+        except jinja2.TemplateError as exc:
+            yield ("prompt", field), f"template error: {exc}", "S020"
             continue
         unknown = jinja2.meta.find_undeclared_variables(parsed) - TEMPLATE_VARIABLES
         for name in sorted(unknown):
@@ -90,10 +91,12 @@ def _check_examples(spec: UnitSpec) -> Iterator[Issue]:
 def _check_heuristic(index: int, fallback: HeuristicFallback, spec: UnitSpec) -> Iterator[Issue]:
     base: tuple[str | int, ...] = ("fallbacks", index)
     groups: set[str] = set()
+    all_compiled = True
     for p_index, pattern in enumerate(fallback.patterns):
         try:
             groups |= set(re.compile(pattern.regex).groupindex)
         except re.error as exc:
+            all_compiled = False
             yield (*base, "patterns", p_index, "regex"), f"invalid regex: {exc}", "S031"
     properties = spec.output.get("properties", {})
     for field, mapping in fallback.fields.items():
@@ -104,7 +107,7 @@ def _check_heuristic(index: int, fallback: HeuristicFallback, spec: UnitSpec) ->
                 f"field {field!r} is not in the output schema. Available: {', '.join(properties)}",
                 "S032",
             )
-        if mapping.group and groups and mapping.group not in groups:
+        if mapping.group and all_compiled and mapping.group not in groups:
             yield (*loc, "group"), f"no pattern has a group named {mapping.group!r}", "S033"
         if not is_normalizer(mapping.normalize):
             yield (

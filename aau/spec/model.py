@@ -11,7 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    WithJsonSchema,
+    field_validator,
+)
 
 from aau.errors import SpecError
 from aau.spec.loader import LineMap, line_of, read_yaml, read_yaml_file
@@ -153,8 +160,8 @@ class UnitSpec(_Strict):
 
     name: str = Field(pattern=_NAME)
     """Unit id; equals the file stem."""
-    version: str
-    """Part of every cache key and result; bump it when behaviour changes."""
+    version: Annotated[str, WithJsonSchema({"type": ["string", "integer"]})]
+    """Part of every cache key and result; bump it when behaviour changes (``1``, ``"1.2"``)."""
     description: str
     """What the unit extracts, in one or two sentences."""
     output: dict[str, Any]

@@ -112,12 +112,6 @@ def test_flow_that_fails_instead_of_retrying_fallbacks_stops_after_the_first(
     assert result.output is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="fsm/run.py: entering `accepted` does not set run.final, so a flow that routes "
-    "scoring --fall_back--> accepted ends with flow_error 'the flow ended without an answer'",
-)
 def test_flow_routing_weak_answers_to_accepted_accepts_them(
     run_unit: RunUnit, unit_data: dict[str, Any]
 ) -> None:
@@ -134,13 +128,6 @@ def test_flow_routing_weak_answers_to_accepted_accepts_them(
     assert result.output == {"amount": 120.5, "currency": "EUR"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="fsm/run.py: when the flow has no route for the runner's event (nor `fail`), the "
-    "flow_error is hidden: the result says fallbacks_exhausted and the trace stops in a "
-    "working state",
-)
 def test_flow_with_no_route_for_an_outcome_reports_flow_error(
     run_unit: RunUnit, unit_data: dict[str, Any]
 ) -> None:

@@ -168,13 +168,6 @@ def test_flow_reports_every_problem_not_just_the_first(flow: dict[str, Any]) -> 
     assert any("undeclared state 'nowhere'" in p for p in problems)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="machine.py flow_problems does not require `received` to be the initial state; "
-    "without `initial: true` the chart (built from json.dumps(sort_keys=True)) starts at the "
-    "alphabetically first state, 'accepted', and every run ends with flow_error",
-)
 def test_flow_without_received_as_initial_state_is_a_problem(flow: dict[str, Any]) -> None:
     del flow["states"]["received"]["initial"]
 

@@ -262,12 +262,6 @@ def test_when_no_path_reaches_the_threshold_the_most_confident_answer_wins(
         assert result.confidence < find_total.policy.threshold
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="fsm/run.py UnitRunner.run takes a fall_back step's detail from run.errors[-1], so "
-    "a fall back for low confidence repeats an earlier path's error code",
-)
 def test_trace_of_a_low_confidence_fall_back_does_not_repeat_an_earlier_error(
     run_unit: RunUnit, find_total: UnitSpec
 ) -> None:

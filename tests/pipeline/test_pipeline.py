@@ -78,13 +78,6 @@ def test_a_unit_whose_every_path_fails_leaves_its_sibling_answering(
     assert result["find_sum"].output == {"amount": 120.5, "currency": "EUR"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=RuntimeError,
-    reason="fsm/run.py _decoding awaits engine.generate unguarded: an engine that raises (e.g. "
-    "a torch error escaping TransformersEngine.generate) propagates through asyncio.gather and "
-    "the whole pipeline, siblings included, raises",
-)
 def test_an_engine_raising_for_one_unit_does_not_take_down_its_sibling(
     run_unit: RunUnit, find_total: UnitSpec, find_sum: UnitSpec
 ) -> None:

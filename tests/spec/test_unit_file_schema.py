@@ -52,7 +52,6 @@ def test_unit_file_schema_spells_out_every_fallback_kind() -> None:
 
 def test_unit_file_schema_validates_the_test_unit() -> None:
     data, _ = read_yaml(FIND_TOTAL_YAML)
-    data["version"] = str(data["version"])  # see the xfail below for integer versions
 
     jsonschema.validate(data, unit_file_schema())
 
@@ -81,12 +80,6 @@ def test_unit_file_schema_refuses_what_the_loader_refuses(
     assert any(message in text for text in found), found
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=jsonschema.ValidationError,
-    reason="the schema types `version` as a string, but every shipped unit writes `version: 1` "
-    "(an integer the loader accepts), so editors flag every unit",
-)
 @pytest.mark.parametrize("unit_file", UNIT_FILES, ids=lambda p: p.stem)
 def test_unit_file_schema_validates_the_shipped_units(unit_file: Path) -> None:
     data, _ = read_yaml(unit_file.read_text(encoding="utf-8"))

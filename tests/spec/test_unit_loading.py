@@ -372,12 +372,6 @@ def test_loading_output_with_unsupported_keyword_at_the_top_names_it(tmp_path: P
     assert "'minProperties' at $ is not enforced" in error.message
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="checks.py _check_output_schema re-parses the JSON path string, so keywords under "
-    "anyOf/oneOf/items get a made-up field (output.properties.amount.properties.anyOf...)",
-)
 def test_unsupported_keyword_inside_any_of_names_its_real_field(tmp_path: Path) -> None:
     text = replace_once(
         FIND_TOTAL_YAML,
@@ -451,12 +445,6 @@ def test_loading_unit_with_unclosed_block_tag_is_a_syntax_error(tmp_path: Path) 
     assert error.field == "prompt.template"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=jinja2.TemplateAssertionError,
-    reason="checks.py _check_template calls jinja2.meta.find_undeclared_variables outside its "
-    "try, so an unknown filter escapes as jinja2.TemplateAssertionError, not SpecError S020",
-)
 def test_loading_unit_with_unknown_template_filter_is_a_located_spec_error(
     tmp_path: Path,
 ) -> None:
@@ -544,12 +532,6 @@ def test_loading_heuristic_with_unknown_group_names_the_group(tmp_path: Path) ->
     assert "no pattern has a group named 'ccy'" in error.message
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=pytest.fail.Exception,
-    reason="checks.py _check_heuristic skips the group check when no pattern has a named group "
-    "('and groups and'), so a mapping to a group that cannot exist loads",
-)
 def test_loading_heuristic_whose_patterns_have_no_named_groups_refuses_group_mappings(
     tmp_path: Path,
 ) -> None:
@@ -595,12 +577,6 @@ def test_loading_unit_with_flow_to_an_unknown_state_names_the_flow(tmp_path: Pat
     assert "state 'accepted': transition to undeclared state 'archived'" in error.message
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AttributeError,
-    reason="machine.py flow_problems calls .get on each state body and transition without "
-    "checking they are mappings, so a malformed flow raises AttributeError at load",
-)
 def test_loading_unit_with_malformed_flow_transition_is_a_located_spec_error(
     tmp_path: Path,
 ) -> None:
