@@ -5,8 +5,6 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-import pytest
-
 from aau.fsm.machine import default_flow
 from aau.pipeline import Pipeline, UnitResult
 from aau.spec.model import UnitSpec

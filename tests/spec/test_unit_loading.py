@@ -12,7 +12,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-import jinja2
 import pytest
 import yaml
 
