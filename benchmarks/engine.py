@@ -122,7 +122,7 @@ def long_prefix_unit() -> aau.UnitSpec:
     examples = [e.model_dump() for e in base.prompt.examples] + extra
     data = base.model_dump(exclude={"source"})
     data["prompt"]["examples"] = examples
-    return aau.UnitSpec.from_dict(data)
+    return aau.UnitSpec.from_dict(data, source=base.source)
 
 
 def prefix_ttft(cache: str, repeats: int) -> dict[str, float]:
