@@ -80,8 +80,9 @@ class Feature:
 
 @dataclass(frozen=True, slots=True)
 class FeatureSpec:
-    """The layout of the calibrator's input: one-hot path and outcome, then each signal and its
-    missing indicator.
+    """The layout of the calibrator's input.
+
+    One-hot path and outcome, then each numeric signal followed by its missing indicator.
 
     Attributes:
         version: bumped whenever a signal's meaning changes (a new definition, not new weights).
@@ -331,8 +332,10 @@ def coherence_signals(
     description: str,
     embedder: SentenceEmbedder | None,
 ) -> dict[str, float]:
-    """Cosine similarity of the sentence holding the answer with its neighbours and with the
-    unit's description; empty (missing) without spans or without an embedding model.
+    """How well the sentence holding the answer fits its neighbours and the unit's description.
+
+    Cosine similarities of all-MiniLM-L6-v2 embeddings; empty (missing) without spans or
+    without an embedding model.
     """
     if embedder is None or not spans:
         return {}

@@ -21,7 +21,7 @@ from aau.pipeline import Pipeline, PipelineResult
 __all__ = ["parse_line", "run_batch"]
 
 
-def parse_line(raw: bytes, number: int) -> tuple[str, str | None, str | None]:
+def parse_line(raw: bytes, number: int) -> tuple[str | int, str | None, str | None]:
     """``(id, text, path)`` of one input line; ``InputError`` names the line and what is wrong.
 
     A line has ``id`` and either ``text`` or ``path`` (a PDF, image or text file).
@@ -40,22 +40,27 @@ def parse_line(raw: bytes, number: int) -> tuple[str, str | None, str | None]:
         raise InputError(f"line {number}: expected a JSON object, got {type(record).__name__}")
     if "id" not in record:
         raise InputError(f"line {number}: missing 'id'", code="missing_field")
+    if isinstance(record["id"], bool) or not isinstance(record["id"], str | int):
+        kind = type(record["id"]).__name__
+        raise InputError(f"line {number}: 'id' must be a string or an integer, got {kind}")
     if "text" not in record and "path" not in record:
         raise InputError(f"line {number}: missing 'text' (or 'path')", code="missing_field")
     for key in ("text", "path"):
         if key in record and not isinstance(record[key], str):
             kind = type(record[key]).__name__
             raise InputError(f"line {number}: {key!r} must be a string, got {kind}")
-    return str(record["id"]), record.get("text"), record.get("path")
+    return record["id"], record.get("text"), record.get("path")
 
 
-def _id_of(raw: bytes) -> str | None:
+def _id_of(raw: bytes) -> str | int | None:
     """The id of a line that failed to parse, when one can still be read."""
     try:
         record = json.loads(raw.decode("utf-8", "replace"))
     except json.JSONDecodeError:
         return None
-    return str(record["id"]) if isinstance(record, dict) and "id" in record else None
+    if isinstance(record, dict) and isinstance(record.get("id"), str | int):
+        return record["id"]
+    return None
 
 
 async def _one(

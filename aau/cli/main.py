@@ -135,15 +135,17 @@ def cmd_run(args: argparse.Namespace) -> int:
             source: str | Document = args.text
         else:
             source = Document.from_path(args.file, languages=args.lang)
-    except InputError as exc:
-        result = pipeline.failed(exc)
+    except InputError as exc:  # the results still say why, per unit, with the code
+        result, unreadable = pipeline.failed(exc), True
+        print(f"error: {exc} [{exc.code}]", file=sys.stderr)
     else:
+        unreadable = False
         result = pipeline.run(source)
     if args.json:
         print(json.dumps(result.to_dict(), ensure_ascii=False))
     else:
         print_table([result])
-    return 0
+    return 1 if unreadable else 0
 
 
 def cmd_batch(args: argparse.Namespace) -> int:

@@ -112,8 +112,9 @@ def bound_schema(schema: dict[str, Any], *, max_string_length: int) -> dict[str,
 
     Strings without ``maxLength`` (and without ``enum``/``const``/``pattern``: xgrammar cannot
     combine a pattern with a length, so a pattern must bound itself) get
-    ``max_string_length``; numbers without limits get ±1e15; objects without
-    ``additionalProperties`` get ``false``. The unit's own limits are never loosened.
+    ``max_string_length``; numbers without limits get ±1e15; objects that declare
+    ``properties`` but not ``additionalProperties`` get ``false``. The unit's own limits are
+    never loosened.
     """
     bounded = copy.deepcopy(schema)
 
@@ -126,7 +127,7 @@ def bound_schema(schema: dict[str, Any], *, max_string_length: int) -> dict[str,
         if kinds & {"number", "integer"}:
             node.setdefault("minimum", -_NUMBER_LIMIT)
             node.setdefault("maximum", _NUMBER_LIMIT)
-        if "object" in kinds or "properties" in node:
+        if "properties" in node:  # a free-form object ({"type": "object"}) stays free
             node.setdefault("additionalProperties", False)
         for sub in node.get("properties", {}).values():
             visit(sub)

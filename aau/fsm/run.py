@@ -29,6 +29,7 @@ from aau.engines.base import Engine, Generation, GenerationRequest
 from aau.errors import (
     AAUError,
     EngineError,
+    EngineTimeout,
     EngineUnavailable,
     FallbacksExhausted,
     InputError,
@@ -174,7 +175,12 @@ class UnitRunner:
             key=self.spec.key,
         )
         try:
-            result = (await self.engine.generate([request]))[0]
+            # The deadline is the engine's to honour; this bound holds even if one does not.
+            grace_s = self.spec.policy.timeout_s + min(5.0, self.spec.policy.timeout_s)
+            result = (await asyncio.wait_for(self.engine.generate([request]), grace_s))[0]
+        except TimeoutError:
+            request.cancel.set()
+            result = EngineTimeout(f"{self.spec.name}: no answer within {grace_s:.0f} s")
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a broken engine fails this path, never the sibling units

@@ -81,7 +81,7 @@ class Pipeline:
         await self.engine.warmup([r.schema for r in self.runners])
         await asyncio.gather(*(r.run("warm-up probe") for r in self.runners))
 
-    async def arun(self, source: str | Document, *, id: str | None = None) -> PipelineResult:  # noqa: A002
+    async def arun(self, source: str | Document, *, id: str | int | None = None) -> PipelineResult:  # noqa: A002
         """Every unit over a text or a ``Document`` (PDF, scan…), concurrently.
 
         With a document, each result's ``sources`` place its fields on the pages, with the OCR
@@ -93,11 +93,11 @@ class Pipeline:
             results = [_with_sources(r, source) for r in results]
         return PipelineResult(id=id, units={r.unit: r for r in results})
 
-    def run(self, source: str | Document, *, id: str | None = None) -> PipelineResult:  # noqa: A002
+    def run(self, source: str | Document, *, id: str | int | None = None) -> PipelineResult:  # noqa: A002
         """Synchronous ``arun`` (not from inside a running event loop: use ``arun`` there)."""
         return asyncio.run(self.arun(source, id=id))
 
-    def failed(self, error: InputError, *, id: str | None = None) -> PipelineResult:  # noqa: A002
+    def failed(self, error: InputError, *, id: str | int | None = None) -> PipelineResult:  # noqa: A002
         """The result of an input that could not be read: every unit carries ``error``."""
         units = {
             r.spec.name: UnitResult(
@@ -107,7 +107,13 @@ class Pipeline:
                 confidence=0.0,
                 path=None,
                 error=UnitError(error.code, str(error)),
-                timings={"queue_ms": 0.0, "prefill_ms": 0.0, "decode_ms": 0.0, "total_ms": 0.0},
+                timings={
+                    "queue_ms": 0.0,
+                    "prefill_ms": 0.0,
+                    "decode_ms": 0.0,
+                    "model_ms": 0.0,
+                    "total_ms": 0.0,
+                },
             )  # fmt: skip
             for r in self.runners
         }

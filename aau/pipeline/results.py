@@ -87,7 +87,8 @@ class UnitResult:
 class PipelineResult:
     """Every unit's result for one input, keyed by unit name."""
 
-    id: str | None
+    id: str | int | None
+    """The input's id as given (batch lines keep their JSON type)."""
     units: dict[str, UnitResult]
 
     def __getitem__(self, name: str) -> UnitResult:

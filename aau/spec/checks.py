@@ -6,6 +6,7 @@ located ``SpecError``. Codes are stable (S0xx) so tools can group them.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -14,7 +15,7 @@ import jinja2
 import jinja2.meta
 import jsonschema
 
-from aau.decoding.json_schema import json_path_to_loc, unsupported_keywords
+from aau.decoding.json_schema import bound_schema, json_path_to_loc, unsupported_keywords
 from aau.fallbacks.normalize import NORMALIZERS, is_normalizer
 from aau.spec.model import HeuristicFallback, UnitSpec
 
@@ -37,7 +38,10 @@ def _check_output_schema(spec: UnitSpec) -> Iterator[Issue]:
     if schema.get("type") != "object" or not isinstance(schema.get("properties"), dict):
         yield ("output",), "must be an object schema with properties (type: object)", "S012"
         return
-    for path, keyword in unsupported_keywords(schema):
+    problems = list(unsupported_keywords(schema))
+    if not problems:
+        yield from _check_compiles(spec)
+    for path, keyword in problems:
         loc: tuple[str | int, ...] = ("output", *json_path_to_loc(path))
         yield (
             (*loc, keyword),
@@ -46,6 +50,19 @@ def _check_output_schema(spec: UnitSpec) -> Iterator[Issue]:
             "minimum/maximum, maxLength…)",
             "S013",
         )
+
+
+def _check_compiles(spec: UnitSpec) -> Iterator[Issue]:
+    """The decoder can build a grammar from the (bounded) schema: found at load, not at 3 a.m."""
+    import xgrammar
+
+    bounded = bound_schema(spec.output, max_string_length=spec.policy.max_string_length)
+    try:
+        xgrammar.Grammar.from_json_schema(
+            json.dumps(bounded), any_whitespace=False, separators=(",", ":"), strict_mode=True
+        )
+    except Exception as exc:  # xgrammar raises RuntimeError/ValueError variants
+        yield ("output",), f"the constrained decoder cannot compile this schema: {exc}", "S014"
 
 
 def _check_template(spec: UnitSpec) -> Iterator[Issue]:

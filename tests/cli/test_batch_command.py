@@ -44,7 +44,7 @@ BATCH_LINES: list[tuple[bytes, str | None, str | None]] = [
     (record("big", MEGABYTE_TEXT), "big", None),
     (b"[1, 2, 3]", None, "invalid_input"),
     (json.dumps({"id": "doc-gone", "path": "gone.pdf"}).encode(), "doc-gone", "file_not_found"),
-    (record(17, "Shipment of 2,500 kg steel coils."), "17", None),
+    (record(17, "Shipment of 2,500 kg steel coils."), 17, None),  # ids keep their JSON type
     (record("uni", "Preis: 49,90 € inkl. MwSt., Lieferung am 5. Juni 2025."), "uni", None),
     (record("tenant", "The licence fee is $3,000 per year.", tenant="acme"), "tenant", None),
     (b'{"id": "truncated", "text": "Total 5 E', None, "invalid_input"),
@@ -149,7 +149,7 @@ def test_batch_answers_the_readable_lines(batch_run: BatchRun) -> None:
     assert out["inv-1"]["extract_price"]["output"] == {"amount": 1250.0, "currency": "EUR"}
     assert out["po-7"]["extract_quantity"]["output"] == {"value": 12, "unit": "boxes"}
     assert out["big"]["extract_price"]["output"] == {"amount": 99.0, "currency": "EUR"}
-    assert out["17"]["extract_quantity"]["output"] == {"value": 2500, "unit": "kg"}
+    assert out[17]["extract_quantity"]["output"] == {"value": 2500, "unit": "kg"}
     assert out["dates"]["extract_date"]["output"] == {"date": "2023-09-02"}
     assert out["doc-txt"]["extract_quantity"]["output"] == {"value": 7.5, "unit": "hours"}
     number = 1 + [id_ for _, id_, _ in BATCH_LINES].index("doc-gone")
@@ -206,7 +206,7 @@ def test_empty_input_file_writes_an_empty_output_file(tmp_path: Path) -> None:
 
 
 def test_parse_line_returns_id_and_text() -> None:
-    assert parse_line(record(5, "5 EUR"), 9) == ("5", "5 EUR", None)
+    assert parse_line(record(5, "5 EUR"), 9) == (5, "5 EUR", None)
     assert parse_line(json.dumps({"id": "d", "path": "a.pdf"}).encode(), 9) == ("d", None, "a.pdf")
 
 

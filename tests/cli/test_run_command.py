@@ -16,8 +16,8 @@ from tests.conftest import FIND_TOTAL_YAML, UNIT_FILES, UNITS_DIR
 PRICE_UNIT = str(UNITS_DIR / "extract_price.yaml")
 
 
-def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
-    assert main(["run", *args, "--json", "--no-model"]) == 0
+def run_json(capsys: pytest.CaptureFixture[str], *args: str, exit_code: int = 0) -> dict[str, Any]:
+    assert main(["run", *args, "--json", "--no-model"]) == exit_code
     out = capsys.readouterr().out
     assert out.count("\n") == 1, "one JSON document on one line"
     return json.loads(out)
@@ -68,7 +68,7 @@ def test_run_with_a_missing_file_gives_each_unit_a_file_not_found_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     missing = tmp_path / "nothing.txt"
-    data = run_json(capsys, str(UNITS_DIR), "--file", str(missing))
+    data = run_json(capsys, str(UNITS_DIR), "--file", str(missing), exit_code=1)
 
     for unit in data["units"].values():
         assert unit["output"] is None
@@ -84,7 +84,7 @@ def test_run_with_a_non_utf8_text_file_gives_a_coded_error_naming_the_byte(
     latin1.write_bytes(raw)
     bad_byte = raw.index("é".encode("latin-1"))
 
-    data = run_json(capsys, PRICE_UNIT, "--file", str(latin1))
+    data = run_json(capsys, PRICE_UNIT, "--file", str(latin1), exit_code=1)
 
     unit = data["units"]["extract_price"]
     assert unit["output"] is None

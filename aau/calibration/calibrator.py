@@ -1,0 +1,301 @@
+"""The fitted calibrator at run time: load its artifact, turn a path's signals into P(correct).
+
+A calibrator is a small MLP (three linear layers) over the vector ``FEATURE_SPEC`` makes of a
+``PathObservation``, followed by a fitted logistic rescaling of its output (Platt scaling on data
+the network was not fitted on). Its artifact, written by ``calibration/train.py``
+(``aau calibrate``), holds the weights, the training statistics used to standardise and impute
+signals, the feature spec it was fitted with and a version. ``load_calibrator`` refuses an
+artifact fitted for another feature spec: its inputs would mean something else.
+
+``select`` is the selection rule a unit run applies to its paths' calibrated confidences.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from aau.calibration.features import (
+    FEATURE_SPEC,
+    FeatureSpec,
+    Outcome,
+    PathObservation,
+    SentenceEmbedder,
+    observe,
+)
+from aau.errors import CalibrationError
+
+if TYPE_CHECKING:
+    from aau.engines.base import Generation
+    from aau.fallbacks.base import PathAnswer
+    from aau.ingest import Document
+
+__all__ = [
+    "ARTIFACT_FORMAT",
+    "Calibrator",
+    "Candidate",
+    "default_artifact_path",
+    "load_calibrator",
+    "network",
+    "select",
+]
+
+ARTIFACT_FORMAT = 1
+_ARTIFACT_NAME = "calibrator.pt"
+
+
+def default_artifact_path() -> Path:
+    """Where the shipped calibrator is.
+
+    Inside the package when a wheel carries it, else the source checkout's ``calibration/``.
+    """
+    packaged = Path(__file__).resolve().parent / _ARTIFACT_NAME
+    if packaged.is_file():
+        return packaged
+    return Path(__file__).resolve().parents[2] / "calibration" / _ARTIFACT_NAME
+
+
+def network(width: int, hidden: Sequence[int], dropout: float = 0.0) -> torch.nn.Sequential:
+    """The calibrator's MLP: ``width`` inputs, the ``hidden`` layers, one logit out."""
+    layers: list[torch.nn.Module] = []
+    size = width
+    for units in hidden:
+        layers += [torch.nn.Linear(size, units), torch.nn.ReLU(), torch.nn.Dropout(dropout)]
+        size = units
+    layers.append(torch.nn.Linear(size, 1))
+    return torch.nn.Sequential(*layers)
+
+
+class Calibrator:
+    """A fitted calibrator: signals in, P(correct) out.
+
+    Args:
+        model: the MLP (its output is a logit).
+        spec: the feature spec it was fitted with.
+        mean: per numeric feature, the training mean (the value a missing signal takes).
+        std: per numeric feature, the training standard deviation.
+        scale: Platt scaling slope applied to the logit.
+        shift: Platt scaling intercept.
+        version: the artifact's version.
+        metadata: what the training recorded (data fingerprint, figures…).
+        embedder: sentence embeddings for the coherence signals of ``confidence``.
+    """
+
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        spec: FeatureSpec,
+        mean: Sequence[float],
+        std: Sequence[float],
+        *,
+        scale: float = 1.0,
+        shift: float = 0.0,
+        version: str = "0",
+        metadata: Mapping[str, Any] | None = None,
+        embedder: SentenceEmbedder | None = None,
+    ) -> None:
+        if len(mean) != len(spec.features) or len(std) != len(spec.features):
+            raise CalibrationError(
+                f"the calibrator has {len(mean)} feature statistics; its spec has "
+                f"{len(spec.features)} features"
+            )
+        self.model = model.eval()
+        self.spec = spec
+        self.mean = [float(m) for m in mean]
+        # A constant feature in training has no spread; dividing by 1 keeps it at 0.
+        self.std = [float(s) if s > 1e-9 else 1.0 for s in std]
+        self.scale = float(scale)
+        self.shift = float(shift)
+        self.version = str(version)
+        self.metadata = dict(metadata or {})
+        self.embedder = embedder
+
+    # -- scoring -----------------------------------------------------------------------------
+
+    def vector(self, observation: PathObservation) -> list[float]:
+        """The network's input for ``observation``.
+
+        One-hot path and outcome, then per signal its standardised value (0, the training
+        mean, where missing) and its missing indicator.
+        """
+        values, present = self.spec.raw_vector(observation)
+        columns = self.spec.one_hot(observation)
+        for value, ok, mean, std in zip(values, present, self.mean, self.std, strict=True):
+            columns += [(value - mean) / std if ok else 0.0, 0.0 if ok else 1.0]
+        return columns
+
+    def logits(self, observations: Sequence[PathObservation]) -> list[float]:
+        """The rescaled logits of P(correct)."""
+        if not observations:
+            return []
+        batch = torch.tensor([self.vector(o) for o in observations], dtype=torch.float32)
+        with torch.inference_mode():
+            raw = self.model(batch).squeeze(-1)
+        return [self.scale * float(x) + self.shift for x in raw]
+
+    def score_many(self, observations: Sequence[PathObservation]) -> list[float]:
+        """P(correct) of each observation."""
+        return [_sigmoid(x) for x in self.logits(observations)]
+
+    def score(self, observation: PathObservation) -> float:
+        """P(correct) of one observation."""
+        return self.score_many([observation])[0]
+
+    def confidence(
+        self,
+        path: str,
+        answer: PathAnswer,
+        *,
+        outcome: Outcome,
+        text: str,
+        description: str,
+        generation: Generation | None = None,
+        document: Document | None = None,
+    ) -> float:
+        """Calibrated confidence of one path's answer (see ``aau.calibration.features.observe``).
+
+        Coherence uses this calibrator's embedder; without one those signals are missing.
+        """
+        observation = observe(
+            path, answer, outcome=outcome, text=text, description=description,
+            generation=generation, document=document, embedder=self.embedder,
+        )  # fmt: skip
+        return self.score(observation)
+
+    # -- the artifact ------------------------------------------------------------------------
+
+    def save(self, path: str | Path, *, hidden: Sequence[int]) -> None:
+        """Write the artifact (weights, statistics, feature spec, version)."""
+        state = {
+            "format": ARTIFACT_FORMAT,
+            "version": self.version,
+            "feature_spec": self.spec.to_dict(),
+            "feature_digest": self.spec.digest,
+            "hidden": list(hidden),
+            "weights": {k: v.detach().clone() for k, v in self.model.state_dict().items()},
+            "mean": self.mean,
+            "std": self.std,
+            "scale": self.scale,
+            "shift": self.shift,
+            "metadata": self.metadata,
+        }
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.tmp")
+        torch.save(state, tmp)
+        tmp.replace(target)  # a reader never sees half an artifact
+
+
+def load_calibrator(
+    path: str | Path | None = None,
+    *,
+    spec: FeatureSpec = FEATURE_SPEC,
+    embedder: SentenceEmbedder | None = None,
+) -> Calibrator:
+    """Read a calibrator artifact and check it was fitted for ``spec``.
+
+    Args:
+        path: the artifact; default ``default_artifact_path()``.
+        spec: the feature spec the caller builds observations with.
+        embedder: sentence embeddings for coherence signals; None builds the default one
+            (which reports them missing when the model is not installed).
+
+    Raises:
+        CalibrationError: the file is missing or unreadable, or was fitted for another spec.
+    """
+    where = Path(path) if path is not None else default_artifact_path()
+    retrain = "run `aau calibrate` to fit one"
+    if not where.is_file():
+        raise CalibrationError(f"calibrator artifact {where} not found; {retrain}")
+    try:
+        # weights_only: an artifact is data (tensors, numbers, strings), never code to run.
+        state = torch.load(where, map_location="cpu", weights_only=True)
+        stored = FeatureSpec.from_dict(state["feature_spec"])
+        fmt = state["format"]
+    except Exception as exc:  # any failure to read means the same thing to the caller
+        raise CalibrationError(
+            f"calibrator artifact {where} is unreadable ({exc}); {retrain}"
+        ) from None
+    if fmt != ARTIFACT_FORMAT:
+        raise CalibrationError(
+            f"calibrator artifact {where} has format {fmt}, this AAU reads format "
+            f"{ARTIFACT_FORMAT}; {retrain}"
+        )
+    if stored.digest != spec.digest or state.get("feature_digest") != spec.digest:
+        raise CalibrationError(
+            f"calibrator artifact {where} was fitted for another feature spec "
+            f"(v{stored.version}, digest {stored.digest[:12]}); this AAU reads v{spec.version} "
+            f"(digest {spec.digest[:12]}): {_spec_difference(stored, spec)}; {retrain}"
+        )
+    try:
+        model = network(spec.width, state["hidden"])
+        model.load_state_dict(state["weights"])
+        return Calibrator(
+            model, spec, state["mean"], state["std"], scale=state["scale"],
+            shift=state["shift"], version=state["version"], metadata=state["metadata"],
+            embedder=embedder if embedder is not None else SentenceEmbedder(),
+        )  # fmt: skip
+    except (KeyError, RuntimeError, TypeError, ValueError) as exc:
+        raise CalibrationError(
+            f"calibrator artifact {where} is corrupt ({exc}); {retrain}"
+        ) from None
+
+
+def _spec_difference(stored: FeatureSpec, current: FeatureSpec) -> str:
+    old = {f.name: f.transform for f in stored.features}
+    new = {f.name: f.transform for f in current.features}
+    parts = []
+    if added := [n for n in new if n not in old]:
+        parts.append(f"features added: {', '.join(added)}")
+    if removed := [n for n in old if n not in new]:
+        parts.append(f"features removed: {', '.join(removed)}")
+    if changed := [n for n in new if n in old and old[n] != new[n]]:
+        parts.append(f"transforms changed: {', '.join(changed)}")
+    if stored.paths != current.paths or stored.outcomes != current.outcomes:
+        parts.append("paths or validator outcomes changed")
+    if not parts and [f.name for f in stored.features] != [f.name for f in current.features]:
+        parts.append("features reordered")
+    return "; ".join(parts) or f"spec version {stored.version} -> {current.version}"
+
+
+def _sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
+
+
+# -- selection -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One path's answer as selection sees it.
+
+    Attributes:
+        path: the path's name.
+        confidence: its calibrated confidence.
+        is_valid: whether it passed the checks (only valid answers can be delivered).
+    """
+
+    path: str
+    confidence: float
+    is_valid: bool = True
+
+
+def select(candidates: Sequence[Candidate], threshold: float) -> int | None:
+    """Index of the answer a run delivers, from its paths in the order they are tried.
+
+    The first valid answer whose confidence reaches ``threshold`` is accepted (the paths after
+    it need not run); when none does, the most confident valid answer (the earlier one on a
+    tie); None when no path gave a valid answer.
+    """
+    valid = [i for i, c in enumerate(candidates) if c.is_valid]
+    for index in valid:
+        if candidates[index].confidence >= threshold:
+            return index
+    if not valid:
+        return None
+    return max(valid, key=lambda i: (candidates[i].confidence, -i))

@@ -1,0 +1,91 @@
+"""The calibrator artifact: saved with its feature spec and version; another spec is refused."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+import torch
+
+from aau.calibration.calibrator import (
+    Calibrator,
+    default_artifact_path,
+    load_calibrator,
+    network,
+)
+from aau.calibration.features import FEATURE_SPEC, Feature, FeatureSpec, PathObservation
+from aau.errors import CalibrationError
+
+OBSERVATIONS = [
+    PathObservation("primary", "valid", {"confidence": 0.8, "logprob_mean": -0.3}),
+    PathObservation("crf", "valid", {"confidence": 0.95, "crf_marginal_mean": 0.9}),
+    PathObservation("heuristic", "ungrounded", {}),
+]
+
+
+def make(spec: FeatureSpec = FEATURE_SPEC, *, version: str = "7") -> Calibrator:
+    torch.manual_seed(0)
+    width = len(spec.features)
+    return Calibrator(network(spec.width, (8, 4)), spec, [0.5] * width, [2.0] * width,
+                      scale=1.3, shift=-0.2, version=version, metadata={"note": "test"})  # fmt: skip
+
+
+def test_saved_calibrator_loads_with_the_same_scores_and_version(tmp_path: Path) -> None:
+    calibrator = make()
+    calibrator.save(tmp_path / "c.pt", hidden=(8, 4))
+    loaded = load_calibrator(tmp_path / "c.pt")
+    assert loaded.version == "7"
+    assert loaded.metadata["note"] == "test"
+    assert loaded.score_many(OBSERVATIONS) == pytest.approx(calibrator.score_many(OBSERVATIONS))
+
+
+def test_calibrator_for_another_feature_spec_is_refused(tmp_path: Path) -> None:
+    other = dataclasses.replace(
+        FEATURE_SPEC, version=2, features=(*FEATURE_SPEC.features, Feature("layout_score"))
+    )
+    make(other).save(tmp_path / "other.pt", hidden=(8, 4))
+    with pytest.raises(CalibrationError) as caught:
+        load_calibrator(tmp_path / "other.pt")
+    message = str(caught.value)
+    assert "was fitted for another feature spec (v2" in message
+    assert "features removed: layout_score" in message
+    assert message.endswith("run `aau calibrate` to fit one")
+
+
+def test_changed_transform_is_another_spec(tmp_path: Path) -> None:
+    features = tuple(
+        Feature(f.name, "log1p") if f.name == "confidence" else f for f in FEATURE_SPEC.features
+    )
+    make(dataclasses.replace(FEATURE_SPEC, features=features)).save(tmp_path / "t.pt", hidden=(8, 4))
+    with pytest.raises(CalibrationError, match="transforms changed: confidence"):
+        load_calibrator(tmp_path / "t.pt")
+
+
+def test_missing_artifact_names_the_command(tmp_path: Path) -> None:
+    with pytest.raises(CalibrationError, match=r"not found; run `aau calibrate`"):
+        load_calibrator(tmp_path / "absent.pt")
+
+
+def test_corrupt_artifact_is_a_calibration_error(tmp_path: Path) -> None:
+    path = tmp_path / "broken.pt"
+    path.write_bytes(b"not a torch file")
+    with pytest.raises(CalibrationError, match="unreadable"):
+        load_calibrator(path)
+
+
+def test_statistics_must_match_the_spec() -> None:
+    with pytest.raises(CalibrationError, match="feature statistics"):
+        Calibrator(network(FEATURE_SPEC.width, (4,)), FEATURE_SPEC, [0.0], [1.0])
+
+
+def test_scores_are_probabilities() -> None:
+    scores = make().score_many(OBSERVATIONS)
+    assert all(0.0 < s < 1.0 for s in scores)
+
+
+@pytest.mark.skipif(not default_artifact_path().is_file(), reason="no fitted calibrator yet")
+def test_shipped_calibrator_matches_this_feature_spec() -> None:
+    calibrator = load_calibrator()
+    assert calibrator.spec.digest == FEATURE_SPEC.digest
+    assert all(0.0 <= s <= 1.0 for s in calibrator.score_many(OBSERVATIONS))

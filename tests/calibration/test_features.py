@@ -1,0 +1,154 @@
+"""Feature extraction: every signal a path can give, and explicit indicators for the missing ones.
+
+A missing signal (a path that never ran, a text not read from a document, no embedding model)
+must become a missing indicator in the input vector, never an exception.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from aau.calibration.calibrator import Calibrator, network
+from aau.calibration.features import (
+    FEATURE_SPEC,
+    PathObservation,
+    SentenceEmbedder,
+    generation_signals,
+    observe,
+    sentence_around,
+)
+from aau.engines.base import Generation
+from aau.fallbacks.base import PathAnswer
+from aau.ingest import Document
+
+TEXT = "Invoice 2024-117. Total due: EUR 1,250.00 by 30 April. Thank you for your order."
+ANSWER = PathAnswer(
+    output={"amount": 1250.0, "currency": "EUR"},
+    confidence=0.7,
+    spans={"amount": (33, 41), "currency": (29, 32)},
+    signals={"rule_strength": 0.85, "competing_matches": 2.0, "has_context": 1.0},
+)
+NO_MODEL = SentenceEmbedder(model_dir="/nonexistent/embedding-model")
+
+
+def missing(observation: PathObservation) -> dict[str, bool]:
+    """Feature name -> whether the spec reports it missing."""
+    _, present = FEATURE_SPEC.raw_vector(observation)
+    return {f.name: not ok for f, ok in zip(FEATURE_SPEC.features, present, strict=True)}
+
+
+def identity_calibrator() -> Calibrator:
+    width = len(FEATURE_SPEC.features)
+    return Calibrator(network(FEATURE_SPEC.width, (4,)), FEATURE_SPEC, [0.0] * width, [1.0] * width)
+
+
+def test_observe_without_document_generation_or_embedder_marks_those_signals_missing() -> None:
+    observation = observe(
+        "heuristic", ANSWER, outcome="valid", text=TEXT, description="The invoice total."
+    )
+    flags = missing(observation)
+    assert not flags["confidence"] and not flags["rule_strength"]
+    for name in ("ocr_quality", "ocr_document_quality", "coherence_neighbours",
+                 "coherence_description", "logprob_mean", "crf_marginal_mean"):  # fmt: skip
+        assert flags[name], name
+
+
+def test_missing_signals_become_indicators_in_the_vector() -> None:
+    calibrator = identity_calibrator()
+    vector = calibrator.vector(PathObservation("crf", "valid", {"confidence": 0.9}))
+    columns = dict(zip(FEATURE_SPEC.names, vector, strict=True))
+    assert len(vector) == FEATURE_SPEC.width
+    assert columns["path=crf"] == 1.0 and columns["path=primary"] == 0.0
+    assert columns["outcome=valid"] == 1.0
+    assert columns["confidence_missing"] == 0.0 and columns["confidence"] == pytest.approx(0.9)
+    assert columns["ocr_quality_missing"] == 1.0 and columns["ocr_quality"] == 0.0
+    assert columns["crf_marginal_mean_missing"] == 1.0
+
+
+def test_nan_and_infinite_signals_do_not_crash_scoring() -> None:
+    calibrator = identity_calibrator()
+    observation = PathObservation(
+        "primary", "valid", {"logprob_min": float("-inf"), "entropy_mean": float("nan")}
+    )
+    assert missing(observation)["entropy_mean"]
+    score = calibrator.score(observation)
+    assert 0.0 <= score <= 1.0 and math.isfinite(score)
+
+
+def test_unknown_path_and_empty_observation_still_score() -> None:
+    calibrator = identity_calibrator()
+    vector = calibrator.vector(PathObservation("regex", "valid"))
+    assert all(v == 0.0 for v in vector[: len(FEATURE_SPEC.paths)])
+    assert 0.0 <= calibrator.score(PathObservation("regex", "valid")) <= 1.0
+
+
+def test_document_gives_span_and_document_ocr_quality() -> None:
+    observation = observe(
+        "heuristic", ANSWER, outcome="valid", text=TEXT, description="The invoice total.",
+        document=Document.from_text(TEXT),
+    )  # fmt: skip
+    assert observation.signals["ocr_quality"] == 1.0  # native text
+    assert observation.signals["ocr_document_quality"] == 1.0
+
+
+def test_no_value_answer_has_no_span_so_takes_the_document_quality() -> None:
+    empty = PathAnswer(output={"amount": None, "currency": None}, confidence=0.4)
+    observation = observe(
+        "crf", empty, outcome="valid", text=TEXT, description="d",
+        document=Document.from_text(TEXT), embedder=NO_MODEL,
+    )  # fmt: skip
+    assert observation.signals["null_answer"] == 1.0
+    assert observation.signals["filled_share"] == 0.0
+    assert observation.signals["ocr_quality"] == observation.signals["ocr_document_quality"]
+    assert "coherence_description" not in observation.signals
+
+
+def test_uninstalled_embedding_model_leaves_coherence_missing() -> None:
+    assert not NO_MODEL.available
+    observation = observe(
+        "heuristic", ANSWER, outcome="valid", text=TEXT, description="d", embedder=NO_MODEL
+    )
+    assert missing(observation)["coherence_description"]
+
+
+def test_generation_signals_read_only_tokens_the_constraint_left_open() -> None:
+    generation = Generation(
+        text='{"a":1}', finish_reason="stop", token_logprobs=(-0.1, -2.0, -50.0, -0.5),
+        token_entropies=(0.2, 1.0, 3.0, 0.4), forced=(False, False, True, False),
+    )  # fmt: skip
+    signals = generation_signals(generation)
+    assert signals["forced_share"] == pytest.approx(0.25)
+    assert signals["free_tokens"] == 3
+    assert signals["logprob_min"] == pytest.approx(-2.0)  # the forced token is left out
+    assert signals["logprob_mean"] == pytest.approx((-0.1 - 2.0 - 0.5) / 3)
+    assert signals["entropy_max"] == pytest.approx(1.0)
+
+
+def test_generation_of_only_forced_tokens_has_no_logprob_signals() -> None:
+    generation = Generation(text="{}", finish_reason="stop", token_logprobs=(-0.1,),
+                            token_entropies=(0.0,), forced=(True,))  # fmt: skip
+    signals = generation_signals(generation)
+    assert signals["forced_share"] == 1.0 and "logprob_mean" not in signals
+
+
+def test_sentence_around_finds_the_sentence_and_its_neighbours() -> None:
+    sentence, neighbours = sentence_around(TEXT, 33, 41)  # type: ignore[misc]  # found
+    assert sentence == "Total due: EUR 1,250.00 by 30 April."
+    assert neighbours == "Invoice 2024-117. Thank you for your order."
+
+
+def test_sentence_around_a_one_sentence_text_has_no_neighbours() -> None:
+    assert sentence_around("Charge JPY 15,988 per month.", 7, 10) == (
+        "Charge JPY 15,988 per month.",
+        "",
+    )
+
+
+def test_spec_digest_changes_with_the_features() -> None:
+    from dataclasses import replace
+
+    fewer = replace(FEATURE_SPEC, features=FEATURE_SPEC.features[:-1])
+    assert fewer.digest != FEATURE_SPEC.digest
+    assert type(FEATURE_SPEC).from_dict(FEATURE_SPEC.to_dict()).digest == FEATURE_SPEC.digest
