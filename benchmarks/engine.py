@@ -51,10 +51,10 @@ def engine(cache: str, **options: Any) -> TransformersEngine:
 
 
 def unit_requests(
-    count: int, *, constrained: bool = True, budget: int = 40
+    count: int, *, constrained: bool = True, budget: int = 40, offset: int = 0
 ) -> list[GenerationRequest]:
     requests = []
-    for i in range(count):
+    for i in range(offset, offset + count):
         unit = UNITS[i % len(UNITS)]
         text = TEXTS[i % len(TEXTS)].format(i=100 + i, q=3 + i, d=10 + i % 18, a=1 + i % 9)
         schema = bound_schema(unit.output, max_string_length=64) if constrained else None
@@ -75,14 +75,15 @@ def ok(results: list) -> list[Generation]:
 
 def batch_speedup(cache: str, count: int) -> dict[str, float]:
     batched = engine(cache)
-    run(batched.generate(unit_requests(3)))  # steady state: unit prefixes cached
+    # Steady state: unit prefixes cached, a full batch seen once (first-time allocations).
+    run(batched.generate(unit_requests(count, offset=1000)))
     started = time.perf_counter()
     ok(run(batched.generate(unit_requests(count))))
     batched_s = time.perf_counter() - started
     batched.close()
 
     single = engine(cache, max_batch_size=1, prefix_cache_mb=0)
-    run(single.generate(unit_requests(1)))
+    run(single.generate(unit_requests(2, offset=1000)))
     started = time.perf_counter()
     for request in unit_requests(count):
         ok(run(single.generate([request])))
@@ -92,9 +93,9 @@ def batch_speedup(cache: str, count: int) -> dict[str, float]:
             "batch_speedup": single_s / batched_s}  # fmt: skip
 
 
-def constrained_ratio(cache: str, count: int) -> dict[str, float]:
-    built = engine(cache, prefix_cache_mb=0)
-    run(built.generate(unit_requests(2)))
+def constrained_ratio(cache: str, count: int, rounds: int = 2) -> dict[str, float]:
+    """Decoding only: every prompt is cached whole first, so prefill is one token per row."""
+    built = engine(cache)
 
     def tokens_per_s(constrained: bool) -> float:
         started = time.perf_counter()
@@ -102,7 +103,9 @@ def constrained_ratio(cache: str, count: int) -> dict[str, float]:
         seconds = time.perf_counter() - started
         return sum(r.generated_tokens for r in results) / seconds
 
-    free, held = tokens_per_s(False), tokens_per_s(True)
+    tokens_per_s(False), tokens_per_s(True)  # cache the prompts, compile, allocate
+    free = max(tokens_per_s(False) for _ in range(rounds))
+    held = max(tokens_per_s(True) for _ in range(rounds))
     built.close()
     return {
         "unconstrained_tok_s": free,
