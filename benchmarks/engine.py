@@ -168,18 +168,24 @@ def ten_units() -> list[aau.UnitSpec]:
             "prompt": {"system": f"You read business documents. Extract the {what}. Reply with one "
                                  f'JSON object {{"value": text or null}}. Unit {index}.',
                        "template": "{{ text }}"},
-            "policy": {"max_new_tokens": 24, "require_grounding": False},
+            "policy": {"max_new_tokens": 24, "require_grounding": False, "timeout_s": 900},
         }))  # fmt: skip
     return units
 
 
 def document(tokens_wanted: int = 2000) -> str:
+    """A contract-like document of at least ``tokens_wanted`` tokens of the default model."""
+    from transformers import AutoTokenizer
+
+    from aau.engines.models import default_model_path
+
+    gguf = default_model_path()
+    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
     clause = ("Clause {n}. The supplier Northwind Traders GmbH delivers {n}0 pallets of copper wire "
               "to the customer Contoso Ltd, Rotterdam, within {n} days; payment is due 30 days "
               "after the invoice, IBAN DE89 3704 0044 0532 0130 00, VAT 19%. ")  # fmt: skip
     text, n = "", 1
-    tokenizer_chars_per_token = 4.2  # measured below; the loop stops near the target
-    while len(text) / tokenizer_chars_per_token < tokens_wanted:
+    while len(tokenizer(text)["input_ids"]) < tokens_wanted:
         text += clause.format(n=n)
         n += 1
     return text

@@ -2,7 +2,9 @@
 
 A calibrator is a small MLP (three linear layers) over the vector ``FEATURE_SPEC`` makes of a
 ``PathObservation``, followed by a fitted logistic rescaling of its output (Platt scaling on data
-the network was not fitted on). Its artifact, written by ``calibration/train.py``
+the network was not fitted on). It may hold several such members, fitted from different seeds,
+and then answers with the mean of their probabilities: one small network's calibration varies
+with its seed more than the mean of a few does. Its artifact, written by ``calibration/train.py``
 (``aau calibrate``), holds the weights, the training statistics used to standardise and impute
 signals, the feature spec it was fitted with and a version. ``load_calibrator`` refuses an
 artifact fitted for another feature spec: its inputs would mean something else.
@@ -39,13 +41,15 @@ __all__ = [
     "ARTIFACT_FORMAT",
     "Calibrator",
     "Candidate",
+    "Member",
     "default_artifact_path",
+    "encode",
     "load_calibrator",
     "network",
     "select",
 ]
 
-ARTIFACT_FORMAT = 1
+ARTIFACT_FORMAT = 2
 _ARTIFACT_NAME = "calibrator.pt"
 
 
@@ -71,16 +75,48 @@ def network(width: int, hidden: Sequence[int], dropout: float = 0.0) -> torch.nn
     return torch.nn.Sequential(*layers)
 
 
+@dataclass(frozen=True, slots=True)
+class Member:
+    """One fitted network of a calibrator and the Platt rescaling of its logit.
+
+    Attributes:
+        model: the MLP (its output is a logit).
+        scale: slope applied to the logit.
+        shift: intercept added after it.
+    """
+
+    model: torch.nn.Module
+    scale: float = 1.0
+    shift: float = 0.0
+
+
+def encode(
+    observation: PathObservation,
+    spec: FeatureSpec,
+    mean: Sequence[float],
+    std: Sequence[float],
+) -> list[float]:
+    """The network's input for ``observation``.
+
+    One-hot path and outcome, then per signal its standardised value (0, the training mean,
+    where missing) and its missing indicator.
+    """
+    values, present = spec.raw_vector(observation)
+    columns = spec.one_hot(observation)
+    for value, ok, m, sd in zip(values, present, mean, std, strict=True):
+        # A constant feature in training has no spread; dividing by 1 keeps it at 0.
+        columns += [(value - m) / (sd if sd > 1e-9 else 1.0) if ok else 0.0, 0.0 if ok else 1.0]
+    return columns
+
+
 class Calibrator:
     """A fitted calibrator: signals in, P(correct) out.
 
     Args:
-        model: the MLP (its output is a logit).
+        members: the fitted networks (a single ``Member`` or MLP is one member).
         spec: the feature spec it was fitted with.
         mean: per numeric feature, the training mean (the value a missing signal takes).
         std: per numeric feature, the training standard deviation.
-        scale: Platt scaling slope applied to the logit.
-        shift: Platt scaling intercept.
         version: the artifact's version.
         metadata: what the training recorded (data fingerprint, figures…).
         embedder: sentence embeddings for the coherence signals of ``confidence``.
@@ -88,13 +124,11 @@ class Calibrator:
 
     def __init__(
         self,
-        model: torch.nn.Module,
+        members: Sequence[Member] | Member | torch.nn.Module,
         spec: FeatureSpec,
         mean: Sequence[float],
         std: Sequence[float],
         *,
-        scale: float = 1.0,
-        shift: float = 0.0,
         version: str = "0",
         metadata: Mapping[str, Any] | None = None,
         embedder: SentenceEmbedder | None = None,
@@ -104,13 +138,18 @@ class Calibrator:
                 f"the calibrator has {len(mean)} feature statistics; its spec has "
                 f"{len(spec.features)} features"
             )
-        self.model = model.eval()
+        if isinstance(members, torch.nn.Module):
+            members = [Member(members)]
+        elif isinstance(members, Member):
+            members = [members]
+        if not members:
+            raise CalibrationError("a calibrator needs at least one fitted network")
+        for member in members:
+            member.model.eval()
+        self.members = list(members)
         self.spec = spec
         self.mean = [float(m) for m in mean]
-        # A constant feature in training has no spread; dividing by 1 keeps it at 0.
-        self.std = [float(s) if s > 1e-9 else 1.0 for s in std]
-        self.scale = float(scale)
-        self.shift = float(shift)
+        self.std = [float(s) for s in std]
         self.version = str(version)
         self.metadata = dict(metadata or {})
         self.embedder = embedder
@@ -118,29 +157,21 @@ class Calibrator:
     # -- scoring -----------------------------------------------------------------------------
 
     def vector(self, observation: PathObservation) -> list[float]:
-        """The network's input for ``observation``.
+        """The network's input for ``observation`` (see ``encode``)."""
+        return encode(observation, self.spec, self.mean, self.std)
 
-        One-hot path and outcome, then per signal its standardised value (0, the training
-        mean, where missing) and its missing indicator.
-        """
-        values, present = self.spec.raw_vector(observation)
-        columns = self.spec.one_hot(observation)
-        for value, ok, mean, std in zip(values, present, self.mean, self.std, strict=True):
-            columns += [(value - mean) / std if ok else 0.0, 0.0 if ok else 1.0]
-        return columns
-
-    def logits(self, observations: Sequence[PathObservation]) -> list[float]:
-        """The rescaled logits of P(correct)."""
+    def score_many(self, observations: Sequence[PathObservation]) -> list[float]:
+        """P(correct) of each observation: the mean of the members' rescaled probabilities."""
         if not observations:
             return []
         batch = torch.tensor([self.vector(o) for o in observations], dtype=torch.float32)
+        totals = [0.0] * len(observations)
         with torch.inference_mode():
-            raw = self.model(batch).squeeze(-1)
-        return [self.scale * float(x) + self.shift for x in raw]
-
-    def score_many(self, observations: Sequence[PathObservation]) -> list[float]:
-        """P(correct) of each observation."""
-        return [_sigmoid(x) for x in self.logits(observations)]
+            for member in self.members:
+                logits = member.model(batch).squeeze(-1).tolist()
+                for i, logit in enumerate(logits):
+                    totals[i] += _sigmoid(member.scale * logit + member.shift)
+        return [total / len(self.members) for total in totals]
 
     def score(self, observation: PathObservation) -> float:
         """P(correct) of one observation."""
@@ -177,11 +208,16 @@ class Calibrator:
             "feature_spec": self.spec.to_dict(),
             "feature_digest": self.spec.digest,
             "hidden": list(hidden),
-            "weights": {k: v.detach().clone() for k, v in self.model.state_dict().items()},
+            "members": [
+                {
+                    "weights": {k: v.detach().clone() for k, v in m.model.state_dict().items()},
+                    "scale": float(m.scale),
+                    "shift": float(m.shift),
+                }
+                for m in self.members
+            ],
             "mean": self.mean,
             "std": self.std,
-            "scale": self.scale,
-            "shift": self.shift,
             "metadata": self.metadata,
         }
         target = Path(path)
@@ -233,11 +269,14 @@ def load_calibrator(
             f"(digest {spec.digest[:12]}): {_spec_difference(stored, spec)}; {retrain}"
         )
     try:
-        model = network(spec.width, state["hidden"])
-        model.load_state_dict(state["weights"])
+        members = []
+        for stored_member in state["members"]:
+            model = network(spec.width, state["hidden"])
+            model.load_state_dict(stored_member["weights"])
+            members.append(Member(model, stored_member["scale"], stored_member["shift"]))
         return Calibrator(
-            model, spec, state["mean"], state["std"], scale=state["scale"],
-            shift=state["shift"], version=state["version"], metadata=state["metadata"],
+            members, spec, state["mean"], state["std"], version=state["version"],
+            metadata=state["metadata"],
             embedder=embedder if embedder is not None else SentenceEmbedder(),
         )  # fmt: skip
     except (KeyError, RuntimeError, TypeError, ValueError) as exc:

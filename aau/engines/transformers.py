@@ -10,6 +10,7 @@ requests — each prefilled on top of the longest cached prefix of its prompt
 from __future__ import annotations
 
 import asyncio
+import atexit
 import concurrent.futures
 import queue
 import threading
@@ -98,6 +99,8 @@ class TransformersEngine:
             self._closing.clear()
             self._worker = threading.Thread(target=self._work, name="aau-engine", daemon=True)
             self._worker.start()
+            # Stop the worker between steps at exit: killed inside a torch op, it aborts noisily.
+            atexit.register(self._stop_worker)
             self.load_s = time.perf_counter() - started
 
     async def warmup(self, schemas: Sequence[dict[str, Any]] = ()) -> None:
@@ -115,13 +118,17 @@ class TransformersEngine:
         if isinstance(result, Exception):
             raise result
 
+    def _stop_worker(self) -> None:
+        self._closing.set()
+        if self._worker is not None:
+            self._worker.join(timeout=30)
+        self._worker = None
+
     def close(self) -> None:
         """Stop the worker and drop the model and caches."""
         with self._load_lock:
-            self._closing.set()
-            if self._worker is not None:
-                self._worker.join(timeout=30)
-            self._worker = None
+            self._stop_worker()
+            atexit.unregister(self._stop_worker)
             self.model = self.tokenizer = self.compiler = None
             self.prefix_cache.clear()
 
