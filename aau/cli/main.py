@@ -109,6 +109,21 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    """Fit the calibrator from labelled runs of the shipped units; print validation figures."""
+    root = Path(args.root).resolve()
+    if not (root / "calibration" / "train.py").is_file():
+        print(f"error: {root} has no calibration/train.py; run `aau calibrate` from a source "
+              "checkout of AAU, or pass --root", file=sys.stderr)  # fmt: skip
+        return 2
+    # The training code lives beside the units it learns from, not in the installed package.
+    sys.path.insert(0, str(root))
+    from calibration.train import calibrate
+
+    calibrate(report=args.report, json=args.json, rebuild=args.rebuild)
+    return 0
+
+
 def cmd_grammar(args: argparse.Namespace) -> int:
     """Regenerate (or with --check, verify) the generated grammar parsers."""
     from aau.grammars.build import main as build_main
@@ -176,6 +191,19 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("train", help="train the units' CRF paths")
     p.add_argument("units", nargs="+", help="unit files or folders")
     p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("calibrate", help="fit the confidence calibrator from labelled runs")
+    p.add_argument(
+        "--report",
+        action="store_true",
+        help="print the full report and write calibration/reliability.png",
+    )
+    p.add_argument("--json", action="store_true", help="end with one JSON line of the figures")
+    p.add_argument(
+        "--rebuild", action="store_true", help="run every path on every labelled text again (slow)"
+    )
+    p.add_argument("--root", default=".", help="the source checkout (default: here)")
+    p.set_defaults(func=cmd_calibrate)
 
     p = sub.add_parser("grammar", help="field-format grammars")
     p.add_argument("action", choices=["build"], help="regenerate the ANTLR parsers")

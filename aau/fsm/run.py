@@ -20,7 +20,7 @@ import math
 import time
 import unicodedata
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jsonschema
 
@@ -44,6 +44,10 @@ from aau.grammars import load_grammar
 from aau.pipeline.results import Attempt, TraceStep, UnitError, UnitResult
 from aau.prompts.render import Layout, render_messages
 from aau.spec.model import UnitSpec
+
+if TYPE_CHECKING:
+    from aau.calibration import Calibrator
+    from aau.ingest import Document
 
 __all__ = ["UnitRunner", "primary_confidence"]
 
@@ -103,6 +107,7 @@ class _Run:
     """Mutable state of one run (the runner itself is shared and stateless)."""
 
     text: str
+    document: Document | None = None
     started: float = field(default_factory=time.perf_counter)
     path: str | None = None
     cursor: int = -1
@@ -130,10 +135,16 @@ class UnitRunner:
     """A unit made ready to run: its schema bounded, validator and fallbacks built."""
 
     def __init__(
-        self, spec: UnitSpec, engine: Engine | None, *, layout: Layout = "unit_first"
+        self,
+        spec: UnitSpec,
+        engine: Engine | None,
+        *,
+        layout: Layout = "unit_first",
+        calibrator: Calibrator | None = None,
     ) -> None:
         self.spec = spec
         self.engine = engine
+        self.calibrator = calibrator
         self.layout: Layout = layout
         self.grammars = {name: load_grammar(f.grammar) for name, f in spec.fields.items()}
         self.schema = bound_schema(
@@ -253,6 +264,16 @@ class UnitRunner:
     def _scoring(self, run: _Run) -> str:
         assert run.answer is not None
         assert run.path is not None
+        if self.calibrator is not None:
+            # The path's own confidence becomes one signal among others; the calibrated
+            # P(correct) is what the threshold, the attempts and the selection see.
+            calibrated = self.calibrator.confidence(
+                run.path, run.answer, outcome="valid", text=run.text,
+                description=self.spec.description,
+                generation=run.generation if run.path == PRIMARY else None,
+                document=run.document,
+            )  # fmt: skip
+            run.answer = dataclasses.replace(run.answer, confidence=calibrated)
         run.attempts.append(Attempt(run.path, round(run.answer.confidence, 4)))
         run.candidates.append((run.path, run.answer))
         if run.answer.confidence >= self.spec.policy.threshold:
@@ -295,9 +316,12 @@ class UnitRunner:
 
     # -- the loop -------------------------------------------------------------------------
 
-    async def run(self, text: str) -> UnitResult:
-        """Run the unit over ``text``; always returns a result."""
-        run = _Run(text=text)
+    async def run(self, text: str, *, document: Document | None = None) -> UnitResult:
+        """Run the unit over ``text``; always returns a result.
+
+        ``document`` is what ``text`` was read from (its OCR quality is a calibration signal).
+        """
+        run = _Run(text=text, document=document)
         machine = RunMachine(self.spec.flow)
         run.trace.append(TraceStep(machine.state, None, 0.0))
         while not machine.is_final:

@@ -22,6 +22,7 @@ from aau.prompts.render import Layout
 from aau.spec.model import UnitSpec
 
 if TYPE_CHECKING:
+    from aau.calibration import Calibrator
     from aau.ingest import Document
 
 __all__ = ["Pipeline", "load_unit", "run"]
@@ -54,6 +55,7 @@ class Pipeline:
         engine: Engine | EngineConfig | None | bool = None,
         *,
         layout: Layout = "unit_first",
+        calibrator: Calibrator | str | Path | None | bool = None,
     ) -> None:
         specs = [_as_spec(u) for u in units]
         names = [s.name for s in specs]
@@ -63,7 +65,11 @@ class Pipeline:
         if engine is None or isinstance(engine, EngineConfig):
             engine = build_engine(engine)
         self.engine: Engine | None = engine if engine is not False else None  # type: ignore[assignment]
-        self.runners = [UnitRunner(spec, self.engine, layout=layout) for spec in specs]
+        self.calibrator = _calibrator(calibrator)
+        self.runners = [
+            UnitRunner(spec, self.engine, layout=layout, calibrator=self.calibrator)
+            for spec in specs
+        ]
 
     @property
     def units(self) -> list[UnitSpec]:
@@ -88,7 +94,8 @@ class Pipeline:
         quality of the words under them.
         """
         text = source if isinstance(source, str) else source.text
-        results = await asyncio.gather(*(r.run(text) for r in self.runners))
+        document = source if not isinstance(source, str) else _native(text)
+        results = await asyncio.gather(*(r.run(text, document=document) for r in self.runners))
         if not isinstance(source, str):
             results = [_with_sources(r, source) for r in results]
         return PipelineResult(id=id, units={r.unit: r for r in results})
@@ -118,6 +125,36 @@ class Pipeline:
             for r in self.runners
         }
         return PipelineResult(id=id, units=units)
+
+
+def _calibrator(choice: Calibrator | str | Path | None | bool) -> Calibrator | None:
+    """The calibrator of a pipeline.
+
+    ``None`` (or ``True``): the shipped one when there is one, else the paths' raw confidences;
+    ``False``: none; a path or a ``Calibrator``: that one.
+    """
+    if choice is False:
+        return None
+    # Imported here: torch loads with it, and `aau validate` or `aau schema` need no torch.
+    from aau.calibration import load_calibrator
+    from aau.calibration.calibrator import default_artifact_path
+
+    if choice is None or choice is True:
+        if not default_artifact_path().is_file():
+            return None
+        return load_calibrator()  # present but fitted for another spec: refused, loudly
+    if isinstance(choice, str | Path):
+        return load_calibrator(choice)
+    return choice
+
+
+def _native(text: str) -> Document | None:
+    from aau.ingest import Document
+
+    try:
+        return Document.from_text(text)
+    except InputError:  # empty text: the run refuses it itself
+        return None
 
 
 def _with_sources(result: UnitResult, document: Document) -> UnitResult:

@@ -10,6 +10,7 @@ import torch
 
 from aau.calibration.calibrator import (
     Calibrator,
+    Member,
     default_artifact_path,
     load_calibrator,
     network,
@@ -27,8 +28,9 @@ OBSERVATIONS = [
 def make(spec: FeatureSpec = FEATURE_SPEC, *, version: str = "7") -> Calibrator:
     torch.manual_seed(0)
     width = len(spec.features)
-    return Calibrator(network(spec.width, (8, 4)), spec, [0.5] * width, [2.0] * width,
-                      scale=1.3, shift=-0.2, version=version, metadata={"note": "test"})  # fmt: skip
+    members = [Member(network(spec.width, (8, 4)), 1.3, -0.2), Member(network(spec.width, (8, 4)))]
+    return Calibrator(members, spec, [0.5] * width, [2.0] * width, version=version,
+                      metadata={"note": "test"})  # fmt: skip
 
 
 def test_saved_calibrator_loads_with_the_same_scores_and_version(tmp_path: Path) -> None:
@@ -57,7 +59,9 @@ def test_changed_transform_is_another_spec(tmp_path: Path) -> None:
     features = tuple(
         Feature(f.name, "log1p") if f.name == "confidence" else f for f in FEATURE_SPEC.features
     )
-    make(dataclasses.replace(FEATURE_SPEC, features=features)).save(tmp_path / "t.pt", hidden=(8, 4))
+    make(dataclasses.replace(FEATURE_SPEC, features=features)).save(
+        tmp_path / "t.pt", hidden=(8, 4)
+    )
     with pytest.raises(CalibrationError, match="transforms changed: confidence"):
         load_calibrator(tmp_path / "t.pt")
 
@@ -72,6 +76,23 @@ def test_corrupt_artifact_is_a_calibration_error(tmp_path: Path) -> None:
     path.write_bytes(b"not a torch file")
     with pytest.raises(CalibrationError, match="unreadable"):
         load_calibrator(path)
+
+
+def test_ensemble_scores_the_mean_of_its_members() -> None:
+    calibrator = make()
+    singles = [
+        Calibrator(m, FEATURE_SPEC, calibrator.mean, calibrator.std).score_many(OBSERVATIONS)
+        for m in calibrator.members
+    ]
+    expected = [sum(scores) / len(scores) for scores in zip(*singles, strict=True)]
+    assert calibrator.score_many(OBSERVATIONS) == pytest.approx(expected)
+
+
+def test_calibrator_needs_a_member() -> None:
+    with pytest.raises(CalibrationError, match="at least one fitted network"):
+        Calibrator(
+            [], FEATURE_SPEC, [0.0] * len(FEATURE_SPEC.features), [1.0] * len(FEATURE_SPEC.features)
+        )
 
 
 def test_statistics_must_match_the_spec() -> None:

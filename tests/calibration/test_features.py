@@ -49,7 +49,8 @@ def test_observe_without_document_generation_or_embedder_marks_those_signals_mis
         "heuristic", ANSWER, outcome="valid", text=TEXT, description="The invoice total."
     )
     flags = missing(observation)
-    assert not flags["confidence"] and not flags["rule_strength"]
+    assert not flags["confidence"]
+    assert not flags["rule_strength"]
     for name in ("ocr_quality", "ocr_document_quality", "coherence_neighbours",
                  "coherence_description", "logprob_mean", "crf_marginal_mean"):  # fmt: skip
         assert flags[name], name
@@ -60,10 +61,13 @@ def test_missing_signals_become_indicators_in_the_vector() -> None:
     vector = calibrator.vector(PathObservation("crf", "valid", {"confidence": 0.9}))
     columns = dict(zip(FEATURE_SPEC.names, vector, strict=True))
     assert len(vector) == FEATURE_SPEC.width
-    assert columns["path=crf"] == 1.0 and columns["path=primary"] == 0.0
+    assert columns["path=crf"] == 1.0
+    assert columns["path=primary"] == 0.0
     assert columns["outcome=valid"] == 1.0
-    assert columns["confidence_missing"] == 0.0 and columns["confidence"] == pytest.approx(0.9)
-    assert columns["ocr_quality_missing"] == 1.0 and columns["ocr_quality"] == 0.0
+    assert columns["confidence_missing"] == 0.0
+    assert columns["confidence"] == pytest.approx(0.9)
+    assert columns["ocr_quality_missing"] == 1.0
+    assert columns["ocr_quality"] == 0.0
     assert columns["crf_marginal_mean_missing"] == 1.0
 
 
@@ -74,7 +78,8 @@ def test_nan_and_infinite_signals_do_not_crash_scoring() -> None:
     )
     assert missing(observation)["entropy_mean"]
     score = calibrator.score(observation)
-    assert 0.0 <= score <= 1.0 and math.isfinite(score)
+    assert 0.0 <= score <= 1.0
+    assert math.isfinite(score)
 
 
 def test_unknown_path_and_empty_observation_still_score() -> None:
@@ -130,7 +135,8 @@ def test_generation_of_only_forced_tokens_has_no_logprob_signals() -> None:
     generation = Generation(text="{}", finish_reason="stop", token_logprobs=(-0.1,),
                             token_entropies=(0.0,), forced=(True,))  # fmt: skip
     signals = generation_signals(generation)
-    assert signals["forced_share"] == 1.0 and "logprob_mean" not in signals
+    assert signals["forced_share"] == 1.0
+    assert "logprob_mean" not in signals
 
 
 def test_sentence_around_finds_the_sentence_and_its_neighbours() -> None:

@@ -43,7 +43,8 @@ def test_ece_weights_each_bin_by_its_share() -> None:
 
 def test_confidence_of_one_falls_in_the_last_bin() -> None:
     bins = reliability_bins([1.0, 0.0], [True, False], bins=10)
-    assert bins[-1].count == 1 and bins[0].count == 1
+    assert bins[-1].count == 1
+    assert bins[0].count == 1
 
 
 def test_brier_score_is_the_mean_squared_error() -> None:
@@ -71,4 +72,5 @@ def test_report_writes_the_reliability_diagram(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     report(answers(), {}, png=tmp_path / "diagram.png", print_fn=lambda _: None)
     data = (tmp_path / "diagram.png").read_bytes()
-    assert data.startswith(b"\x89PNG") and len(data) > 10_000
+    assert data.startswith(b"\x89PNG")
+    assert len(data) > 10_000

@@ -16,7 +16,7 @@ from calibration.runs import is_correct
 from calibration.train import TrainingSettings, fit_calibrator, split_texts
 
 UNITS = Path(__file__).resolve().parents[2] / "units"
-SMALL = TrainingSettings(epochs=80, patience=20, hidden=(16, 8))
+SMALL = TrainingSettings(epochs=80, patience=20, hidden=(16, 8), members=2)
 
 
 def overconfident_set(count: int, seed: int) -> tuple[list[PathObservation], list[bool]]:

@@ -1,0 +1,494 @@
+"""Labelled runs: every answer path on every labelled text, with its signals and its verdict.
+
+Each row holds one path's answer on one text, the signals the calibrator reads and whether the
+answer was right.
+
+The calibrator learns from what the framework itself does on the project's own labelled data
+(``units/<unit>.annotated.jsonl``). Those texts already hold most of the hard cases: texts with no
+value, texts with several candidate values (subtotals, VAT, order dates), German, French and
+Spanish texts. OCR noise is added here: a seeded share of the texts is rendered as a scan with
+``aau.ingest.samples``, degraded at a seeded noise level and read back by tesseract, and those
+scans are run as texts of their own, judged against the gold output of the clean text.
+
+Every path runs on every text, not only until one is accepted, so each path's signals are known
+everywhere: the model through the engine directly (the unit's prompt, bounded schema and token
+budget, as the run driver sends them), the CRF and heuristic paths through their ``extract``.
+Each answer then meets the driver's checks (schema, field grammars and, for the model, grounding
+in the text), whose outcome is a signal too. The CRF path answers each text with a model trained
+on the other folds of the data: the shipped model saw every labelled text and would look far
+surer here than on a new document.
+
+An answer is correct when it equals the gold output: numbers compared as floats, strings
+compared case-sensitively after the unit's field normalizer (the one its CRF path declares).
+
+Run from the repository root: ``python -m calibration.runs`` (or ``aau calibrate --rebuild``).
+The runs are cached in ``calibration/runs/<unit>.jsonl.gz``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import gzip
+import hashlib
+import io
+import json
+import math
+import random
+import re
+import sys
+import tempfile
+import textwrap
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from aau.calibration.features import Outcome, SentenceEmbedder, observe
+from aau.engines.base import Engine, Generation, GenerationRequest
+from aau.errors import AAUError, InputError, UngroundedOutput
+from aau.fallbacks.annotated import AnnotatedExample, load_annotated
+from aau.fallbacks.base import FallbackPath, PathAnswer
+from aau.fallbacks.crf import CrfFallback
+from aau.fallbacks.crf_training import crf_spec_of, train_unit
+from aau.fallbacks.normalize import NORMALIZERS
+from aau.fallbacks.registry import build_fallback
+from aau.fsm.grounding import ground_output
+from aau.fsm.run import UnitRunner, primary_confidence
+from aau.ingest import Document, OcrOptions
+from aau.ingest.samples import add_scan_noise, render_page
+from aau.prompts.render import render_messages
+from aau.spec.model import UnitSpec
+
+__all__ = [
+    "HERE",
+    "TextCase",
+    "build_runs",
+    "gold_output",
+    "is_correct",
+    "load_config",
+    "load_runs",
+]
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+RUNS_DIR = HERE / "runs"
+RUNS_FORMAT = 1
+
+# Words that mark a text as German, French or Spanish (for the per-case report only).
+_FOREIGN = re.compile(
+    r"\b(?:und|bitte|sie|wir|der|die|das|rechnung|für|betrag|menge|nous|votre|pour|est|les|"
+    r"une|facture|merci|montant|el|los|las|por|su|del|factura|importe|cantidad|usted)\b",
+    re.IGNORECASE,
+)
+
+
+def load_config(path: Path | None = None) -> dict[str, Any]:
+    """The settings in ``calibration/config.yaml``."""
+    import yaml
+
+    return yaml.safe_load((path or HERE / "config.yaml").read_text(encoding="utf-8"))
+
+
+def _hash(*parts: object) -> str:
+    return hashlib.sha256("\0".join(map(str, parts)).encode()).hexdigest()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TextCase:
+    """One text the paths run on: a labelled text as written, or its OCR'd scan.
+
+    Attributes:
+        key: identity of the labelled text (its scan shares it, so both land in one split).
+        variant: ``clean`` or ``ocr``.
+        text: what the paths read.
+        document: the document ``text`` came from (native text or the OCR'd scan).
+        gold: the gold output.
+        fold: the CRF cross-fitting fold of the labelled text.
+        noise: the scan's noise level (None for clean text).
+        cases: hard-case tags (``no_value``, ``other_language``, ``ocr``…).
+    """
+
+    key: str
+    variant: str
+    text: str
+    document: Document
+    gold: dict[str, Any]
+    fold: int
+    noise: float | None
+    cases: tuple[str, ...]
+
+
+def gold_output(example: AnnotatedExample, crf: CrfFallback) -> dict[str, Any]:
+    """The unit's answer for a labelled text: each field's normalizer over its labelled span."""
+    out: dict[str, Any] = {}
+    for name, mapping in crf.fields.items():
+        span = next((s for s in example.spans if s.label == mapping.label), None)
+        raw = example.text[span.start : span.end] if span else None
+        out[name] = NORMALIZERS[mapping.normalize](raw) if raw is not None else None
+    return out
+
+
+def _same(value: Any, wanted: Any, normalizer: str | None) -> bool:
+    if value is None or wanted is None:
+        return value is None and wanted is None
+    if isinstance(value, bool) or isinstance(wanted, bool):
+        return value is wanted
+    if isinstance(value, int | float) and isinstance(wanted, int | float):
+        return math.isclose(float(value), float(wanted), rel_tol=1e-9, abs_tol=1e-9)
+    if isinstance(value, str) and normalizer is not None:
+        value = NORMALIZERS[normalizer](value) or value
+    return value == wanted
+
+
+def is_correct(output: Mapping[str, Any], gold: Mapping[str, Any], crf: CrfFallback) -> bool:
+    """Whether ``output`` equals ``gold`` field by field (see the module docstring)."""
+    fields = set(output) | set(gold)
+    return all(
+        _same(output.get(f), gold.get(f), crf.fields[f].normalize if f in crf.fields else None)
+        for f in fields
+    )
+
+
+# -- texts -----------------------------------------------------------------------------------
+
+
+def _fold(key: str, settings: Mapping[str, Any]) -> int:
+    return int(_hash(settings["seed"], "fold", key), 16) % settings["crf_folds"]
+
+
+def _scan(text: str, level: float, seed: int) -> Document | None:
+    """``text`` rendered as a noisy scan and OCR'd; None when tesseract finds no text."""
+    lines = [line for para in text.split("\n") for line in (textwrap.wrap(para, 60) or [""])]
+    page = render_page(lines, size=(1700, 120 + 70 * len(lines)), font_size=40, margin=60)
+    buffer = io.BytesIO()
+    add_scan_noise(page, level=level, seed=seed).save(buffer, format="PNG")
+    try:
+        return Document.from_bytes(
+            buffer.getvalue(), filename="scan.png", ocr=OcrOptions(workers=1)
+        )
+    except InputError:  # a page too noisy to read has no text to run a unit on
+        return None
+
+
+def text_cases(unit: UnitSpec, config: Mapping[str, Any]) -> list[TextCase]:
+    """The labelled texts of ``unit`` and the OCR'd scans of a seeded share of them."""
+    settings = config["runs"]
+    crf = crf_spec_of(unit)
+    examples = load_annotated(crf.examples_path(unit), crf.labels)
+    low, high = settings["noise"]
+    cases: list[TextCase] = []
+    for example in examples:
+        key = _hash(unit.name, example.text)
+        gold = gold_output(example, crf)
+        fold = _fold(key, settings)
+        tags = []
+        if all(v is None for v in gold.values()):
+            tags.append("no_value")
+        if len(_FOREIGN.findall(example.text)) >= 2:
+            tags.append("other_language")
+        document = Document.from_text(example.text)
+        cases.append(TextCase(key, "clean", example.text, document, gold, fold, None, tuple(tags)))
+        rank = int(_hash(settings["seed"], "ocr", key), 16) / 16**64
+        if rank < settings["ocr_share"]:
+            rng = random.Random(_hash(settings["seed"], "noise", key))
+            level = round(rng.uniform(low, high), 3)
+            scanned = _scan(example.text, level, rng.randrange(2**31))
+            if scanned is not None:
+                cases.append(TextCase(key, "ocr", scanned.text, scanned, gold, fold, level,
+                                      (*tags, "ocr")))  # fmt: skip
+    return cases
+
+
+# -- the paths -------------------------------------------------------------------------------
+
+
+def _fold_paths(unit: UnitSpec, settings: Mapping[str, Any], work: Path) -> dict[int, FallbackPath]:
+    """One CRF path per fold, trained on the labelled texts of the other folds."""
+    crf = crf_spec_of(unit)
+    examples = load_annotated(crf.examples_path(unit), crf.labels)
+    raw = crf.examples_path(unit).read_text(encoding="utf-8").splitlines()
+    paths: dict[int, FallbackPath] = {}
+    for fold in range(settings["crf_folds"]):
+        kept = [raw[e.line - 1] for e in examples
+                if _fold(_hash(unit.name, e.text), settings) != fold]  # fmt: skip
+        examples_path = work / f"{unit.name}.fold{fold}.jsonl"
+        examples_path.write_text("\n".join(kept) + "\n", encoding="utf-8")
+        # Absolute paths resolve to themselves against the unit's folder.
+        fold_crf = crf.model_copy(
+            update={
+                "examples": str(examples_path),
+                "model": str(work / f"{unit.name}.fold{fold}.crf"),
+            }
+        )
+        fallbacks = [fold_crf if f is crf else f for f in unit.fallbacks]
+        fold_unit = unit.model_copy(update={"fallbacks": fallbacks})
+        train_unit(fold_unit)
+        paths[fold] = build_fallback(fold_crf, fold_unit)
+    return paths
+
+
+def _check(
+    runner: UnitRunner, path: str, answer: PathAnswer, text: str
+) -> tuple[Outcome, PathAnswer]:
+    """The run driver's checks of one answer, in its order: schema, field grammars, grounding."""
+    if jsonschema.exceptions.best_match(runner.validator.iter_errors(answer.output)) is not None:
+        return "invalid", answer
+    for name, grammar in runner.grammars.items():
+        value = answer.output.get(name)
+        if isinstance(value, str) and not grammar.parse(value).ok:
+            return "invalid", answer
+    policy = runner.spec.policy
+    if path == "primary" and policy.require_grounding:
+        try:
+            spans = ground_output(
+                runner.spec.name, text, answer.output, max_distance=policy.max_field_distance
+            )
+        except UngroundedOutput:
+            return "ungrounded", answer
+        answer = dataclasses.replace(answer, spans=spans)
+    return "valid", answer
+
+
+async def _primary(runner: UnitRunner, texts: Sequence[str]) -> list[Generation | AAUError]:
+    """The model's generations for ``texts``, sent as the run driver sends them."""
+    assert runner.engine is not None
+    policy = runner.spec.policy
+
+    def request(text: str) -> GenerationRequest:
+        return GenerationRequest(
+            messages=render_messages(runner.spec, text, runner.layout),
+            schema=runner.schema,
+            max_new_tokens=policy.max_new_tokens,
+            deadline=time.monotonic() + policy.timeout_s,
+            key=runner.spec.key,
+        )
+
+    # One request per call, gathered: the engine batches concurrent requests itself.
+    results = await asyncio.gather(*(runner.engine.generate([request(t)]) for t in texts))
+    return [r[0] for r in results]
+
+
+def _row(
+    case: TextCase,
+    runner: UnitRunner,
+    path: str,
+    answer: PathAnswer,
+    generation: Generation | None,
+    crf: CrfFallback,
+    embedder: SentenceEmbedder,
+) -> dict[str, Any]:
+    outcome, checked = _check(runner, path, answer, case.text)
+    observation = observe(
+        path, checked, outcome=outcome, text=case.text, description=runner.spec.description,
+        generation=generation, document=case.document, embedder=embedder,
+    )  # fmt: skip
+    row = {
+        "path": path,
+        "outcome": outcome,
+        "output": checked.output,
+        "confidence": round(float(checked.confidence), 6),
+        "signals": {k: round(v, 6) for k, v in observation.signals.items()},
+        "correct": is_correct(checked.output, case.gold, crf),
+        # Kept so that signal definitions can change without running the paths again.
+        "spans": {k: list(v) for k, v in checked.spans.items()},
+    }
+    if generation is not None:
+        row["generation"] = {
+            "logprobs": [round(x, 5) for x in generation.token_logprobs],
+            "entropies": [round(x, 5) for x in generation.token_entropies],
+            "forced": [int(x) for x in generation.forced],
+        }
+    return row
+
+
+async def unit_runs(
+    unit: UnitSpec, engine: Engine, config: Mapping[str, Any], embedder: SentenceEmbedder
+) -> list[dict[str, Any]]:
+    """One record per text case of ``unit``: the text, its gold output and every path's row."""
+    settings = config["runs"]
+    crf = crf_spec_of(unit)
+    cases = text_cases(unit, config)
+    print(f"{unit.name}: {len(cases)} texts ({sum(c.variant == 'ocr' for c in cases)} scans)",
+          file=sys.stderr)  # fmt: skip
+    runner = UnitRunner(unit, engine)
+    heuristic = next(p for p in runner.fallbacks if p.name == "heuristic")
+    with tempfile.TemporaryDirectory(prefix="aau-calibration-") as work:
+        crf_paths = _fold_paths(unit, settings, Path(work))
+        records: list[dict[str, Any]] = []
+        began = time.perf_counter()
+        for first in range(0, len(cases), settings["chunk"]):
+            chunk = cases[first : first + settings["chunk"]]
+            generations = await _primary(runner, [c.text for c in chunk])
+            for case, generation in zip(chunk, generations, strict=True):
+                records.append(_record(case, runner, generation, crf_paths[case.fold],
+                                       heuristic, crf, embedder))  # fmt: skip
+            done = first + len(chunk)
+            if done % (settings["chunk"] * 8) == 0 or done == len(cases):
+                print(f"  {done}/{len(cases)} ({time.perf_counter() - began:.0f} s)",
+                      file=sys.stderr)  # fmt: skip
+    return records
+
+
+def _record(
+    case: TextCase,
+    runner: UnitRunner,
+    generation: Generation | AAUError,
+    crf_path: FallbackPath,
+    heuristic: FallbackPath,
+    crf: CrfFallback,
+    embedder: SentenceEmbedder,
+) -> dict[str, Any]:
+    rows: list[dict[str, Any]] = []
+    errors: dict[str, str] = {}
+    if isinstance(generation, AAUError):
+        errors["primary"] = generation.code
+    elif generation.finish_reason == "length":
+        errors["primary"] = "invalid_output"
+    else:
+        try:
+            output = json.loads(generation.text)
+        except json.JSONDecodeError:
+            errors["primary"] = "invalid_output"
+        else:
+            answer = PathAnswer(output=output, confidence=primary_confidence(generation))
+            rows.append(_row(case, runner, "primary", answer, generation, crf, embedder))
+    for path in (crf_path, heuristic):
+        try:
+            answer = path.extract(case.text, runner.context)
+        except AAUError as exc:
+            errors[path.name] = exc.code
+            continue
+        rows.append(_row(case, runner, path.name, answer, None, crf, embedder))
+    cases = list(case.cases)
+    if any(r["signals"].get("competing_matches", 0) >= 1 for r in rows):
+        cases.append("several_candidates")
+    return {
+        "unit": runner.spec.name,
+        "key": case.key,
+        "variant": case.variant,
+        "noise": case.noise,
+        "fold": case.fold,
+        "text": case.text,
+        "gold": case.gold,
+        "cases": cases,
+        "rows": rows,
+        "errors": errors,
+    }
+
+
+# -- cache -----------------------------------------------------------------------------------
+
+
+def _fingerprint(unit: UnitSpec, config: Mapping[str, Any]) -> str:
+    """What the runs of ``unit`` depend on: the unit, its data and the run settings.
+
+    The acceptance threshold is left out: every path runs whatever it is, so tuning it needs
+    no new runs.
+    """
+    crf = crf_spec_of(unit)
+    declared = unit.model_dump(mode="json", exclude={"policy": {"threshold"}})
+    parts = [json.dumps(declared, sort_keys=True).encode(), crf.examples_path(unit).read_bytes(),
+             json.dumps(config["runs"], sort_keys=True).encode()]  # fmt: skip
+    return hashlib.sha256(b"\0".join(parts)).hexdigest()
+
+
+def runs_path(unit_name: str, folder: Path = RUNS_DIR) -> Path:
+    """Where the runs of a unit are cached."""
+    return folder / f"{unit_name}.jsonl.gz"
+
+
+def _write(path: Path, header: dict[str, Any], records: Iterable[dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    # mtime=0: the same runs give the same bytes, so an unchanged cache is an unchanged file.
+    with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as out:
+        out.write((json.dumps(header) + "\n").encode())
+        for record in records:
+            out.write((json.dumps(record, ensure_ascii=False) + "\n").encode())
+    tmp.replace(path)
+
+
+def _read(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    with gzip.open(path, "rt", encoding="utf-8") as lines:
+        header = json.loads(next(lines))
+        return header, [json.loads(line) for line in lines]
+
+
+def load_runs(
+    config: Mapping[str, Any] | None = None, folder: Path = RUNS_DIR, *, check: bool = True
+) -> list[dict[str, Any]]:
+    """Every cached record of the configured units.
+
+    Raises:
+        FileNotFoundError: a unit's runs are not cached, or (with ``check``) were made from
+            another unit file, other data or other settings; the message names the command.
+    """
+    config = config or load_config()
+    records: list[dict[str, Any]] = []
+    for name in config["runs"]["units"]:
+        path = runs_path(name, folder)
+        if not path.is_file():
+            raise FileNotFoundError(
+                f"no labelled runs for {name} at {path}; build them with `aau calibrate --rebuild`"
+            )
+        header, unit_records = _read(path)
+        if check and header.get("fingerprint") != _fingerprint(_unit(name), config):
+            raise FileNotFoundError(
+                f"the labelled runs in {path} were made from another version of units/{name}.yaml,"
+                " its data or calibration/config.yaml; rebuild them with `aau calibrate --rebuild`"
+            )
+        records.extend(unit_records)
+    return records
+
+
+def _unit(name: str) -> UnitSpec:
+    return UnitSpec.from_file(REPO / "units" / f"{name}.yaml")
+
+
+async def abuild_runs(
+    config: Mapping[str, Any] | None = None, folder: Path = RUNS_DIR, *, force: bool = False
+) -> None:
+    """Build (or keep, when current) the cached runs of every configured unit."""
+    import torch
+
+    from aau.engines.registry import EngineConfig, build_engine
+
+    config = config or load_config()
+    torch.set_num_threads(config["runs"]["threads"])
+    engine: Engine | None = None
+    embedder = SentenceEmbedder()
+    try:
+        for name in config["runs"]["units"]:
+            unit = _unit(name)
+            path = runs_path(name, folder)
+            fingerprint = _fingerprint(unit, config)
+            if not force and path.is_file() and _read(path)[0].get("fingerprint") == fingerprint:
+                print(f"{name}: cached runs are current ({path})", file=sys.stderr)
+                continue
+            if engine is None:
+                engine = build_engine(EngineConfig(threads=config["runs"]["threads"]))
+            began = time.perf_counter()
+            records = await unit_runs(unit, engine, config, embedder)
+            header = {"format": RUNS_FORMAT, "unit": unit.key, "fingerprint": fingerprint,
+                      "seconds": round(time.perf_counter() - began, 1),
+                      "embedder": embedder.available}  # fmt: skip
+            _write(path, header, records)
+            print(f"{name}: {len(records)} texts in {header['seconds']} s -> {path}",
+                  file=sys.stderr)  # fmt: skip
+    finally:
+        if engine is not None:
+            engine.close()
+
+
+def build_runs(
+    config: Mapping[str, Any] | None = None, folder: Path = RUNS_DIR, *, force: bool = False
+) -> None:
+    """Synchronous ``abuild_runs``."""
+    asyncio.run(abuild_runs(config, folder, force=force))
+
+
+if __name__ == "__main__":
+    build_runs(force="--force" in sys.argv[1:])

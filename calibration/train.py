@@ -1,0 +1,434 @@
+"""Fitting the calibrator from the labelled runs: the work behind ``aau calibrate``.
+
+``calibrate`` loads the labelled runs (building and caching them first when they are missing or
+stale, see ``calibration/runs.py``), splits the texts deterministically into training and
+validation texts (a scan goes with the text it was made from), fits the MLP on the training
+texts and measures it on the validation texts, then writes ``calibration/calibrator.pt``, a
+readable summary beside it (``calibrator.json``) and, with ``report=True``, the full report and
+the reliability diagram ``calibration/reliability.png``.
+
+Fitting (``fit_calibrator``): a share of the training texts is held back; the network is fitted
+on the rest with early stopping on the held-back texts, which then also fit a Platt rescaling of
+its logit. Copies of some rows with their OCR or coherence signals masked teach the network what
+a missing signal means, since the labelled runs always have both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json as jsonlib
+import random
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from aau.calibration.calibrator import Calibrator, Member, encode, network
+from aau.calibration.features import (
+    FEATURE_SPEC,
+    FeatureSpec,
+    PathObservation,
+    generation_signals,
+    span_signals,
+)
+from aau.calibration.report import EvaluatedAnswer, summarize
+from aau.calibration.report import report as print_report
+from aau.engines.base import Generation
+from calibration.runs import HERE, REPO, build_runs, load_config, load_runs
+
+__all__ = [
+    "ARTIFACT",
+    "LabelledAnswer",
+    "TrainingSettings",
+    "calibrate",
+    "evaluate",
+    "fit_calibrator",
+    "labelled_answers",
+    "main",
+    "split_texts",
+]
+
+ARTIFACT = HERE / "calibrator.pt"
+REPORT_PNG = HERE / "reliability.png"
+HEADLINE = ("ece", "ece_raw", "brier", "selection_accuracy", "best_single_path_accuracy")
+_MASKABLE = (("ocr_quality", "ocr_document_quality"),
+             ("coherence_neighbours", "coherence_description"))  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class TrainingSettings:
+    """Hyper-parameters of ``fit_calibrator`` (``training:`` in ``calibration/config.yaml``)."""
+
+    seed: int = 13
+    hidden: tuple[int, ...] = (32, 16)
+    epochs: int = 400
+    learning_rate: float = 0.01
+    weight_decay: float = 0.001
+    dropout: float = 0.1
+    early_stopping_share: float = 0.15
+    patience: int = 40
+    missing_dropout: float = 0.15
+    batch_size: int = 128
+    members: int = 5
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any]) -> TrainingSettings:
+        """Settings from a config mapping; unknown keys are refused."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"unknown training settings {unknown}. Available: {sorted(known)}")
+        values = dict(data)
+        if "hidden" in values:
+            values["hidden"] = tuple(values["hidden"])
+        return cls(**values)
+
+
+@dataclass(frozen=True, slots=True)
+class LabelledAnswer:
+    """One path's answer from the labelled runs.
+
+    Attributes:
+        unit: the unit's name.
+        text: the text case (labelled text and variant).
+        key: the labelled text it came from (the unit of splitting).
+        observation: its signals.
+        raw: the path's own confidence.
+        is_correct: whether it equals the gold output.
+        cases: the text's hard-case tags.
+    """
+
+    unit: str
+    text: str
+    key: str
+    observation: PathObservation
+    raw: float
+    is_correct: bool
+    cases: tuple[str, ...] = ()
+
+
+def labelled_answers(records: Sequence[Mapping[str, Any]]) -> list[LabelledAnswer]:
+    """Flatten the run records into one labelled answer per path per text case.
+
+    The model's token signals and the span signals are recomputed from the stored tokens and
+    spans, so a change to ``generation_signals`` or ``span_signals`` needs no new runs.
+    """
+    answers = []
+    for record in records:
+        for row in record["rows"]:
+            signals = dict(row["signals"])
+            signals |= span_signals({k: (v[0], v[1]) for k, v in row.get("spans", {}).items()})
+            if "generation" in row:
+                tokens = row["generation"]
+                generation = Generation(
+                    text="", finish_reason="stop", token_logprobs=tuple(tokens["logprobs"]),
+                    token_entropies=tuple(tokens["entropies"]),
+                    forced=tuple(bool(x) for x in tokens["forced"]),
+                )  # fmt: skip
+                signals |= generation_signals(generation)
+            answers.append(LabelledAnswer(
+                unit=record["unit"], text=f"{record['key']}:{record['variant']}",
+                key=record["key"],
+                observation=PathObservation(row["path"], row["outcome"], signals),
+                raw=float(row["confidence"]), is_correct=bool(row["correct"]),
+                cases=tuple(record["cases"]),
+            ))  # fmt: skip
+    return answers
+
+
+def _fraction(seed: object, key: str) -> float:
+    return int(hashlib.sha256(f"{seed}\0{key}".encode()).hexdigest(), 16) / 16**64
+
+
+def split_texts(keys: Sequence[str], *, seed: object, share: float) -> set[str]:
+    """The keys held out: each key independently, by a seeded hash (stable as data grows)."""
+    return {k for k in set(keys) if _fraction(seed, k) < share}
+
+
+def _masked(observation: PathObservation, names: Sequence[str]) -> PathObservation:
+    kept = {k: v for k, v in observation.signals.items() if k not in names}
+    return PathObservation(observation.path, observation.outcome, kept)
+
+
+def _statistics(
+    observations: Sequence[PathObservation], spec: FeatureSpec
+) -> tuple[list[float], list[float]]:
+    sums = [0.0] * len(spec.features)
+    squares = [0.0] * len(spec.features)
+    counts = [0] * len(spec.features)
+    for observation in observations:
+        values, present = spec.raw_vector(observation)
+        for i, (value, ok) in enumerate(zip(values, present, strict=True)):
+            if ok:
+                sums[i] += value
+                squares[i] += value * value
+                counts[i] += 1
+    mean = [s / c if c else 0.0 for s, c in zip(sums, counts, strict=True)]
+    std = [max(q / c - m * m, 0.0) ** 0.5 if c else 1.0
+           for q, c, m in zip(squares, counts, mean, strict=True)]  # fmt: skip
+    return mean, std
+
+
+def _platt(logits: torch.Tensor, labels: torch.Tensor) -> tuple[float, float]:
+    """Slope and intercept that make ``sigmoid(a * logit + b)`` fit the labels best."""
+    scale = torch.ones(1, requires_grad=True)
+    shift = torch.zeros(1, requires_grad=True)
+    optimiser = torch.optim.LBFGS([scale, shift], lr=0.1, max_iter=200)
+    loss_fn = torch.nn.BCEWithLogitsLoss()
+
+    def closure() -> torch.Tensor:
+        optimiser.zero_grad()
+        loss = loss_fn(scale * logits + shift, labels)
+        loss.backward()
+        return loss
+
+    optimiser.step(closure)
+    return float(scale.detach()), float(shift.detach())
+
+
+def fit_calibrator(
+    observations: Sequence[PathObservation],
+    labels: Sequence[bool],
+    groups: Sequence[str],
+    settings: TrainingSettings | None = None,
+    *,
+    spec: FeatureSpec = FEATURE_SPEC,
+    version: str = "1",
+    metadata: Mapping[str, Any] | None = None,
+) -> Calibrator:
+    """Fit a calibrator: ``settings.members`` networks, each from its own seed and held-back texts.
+
+    Args:
+        observations: one per answer.
+        labels: whether each answer was right.
+        groups: the text each answer came from; held-back rows are chosen by text.
+        settings: hyper-parameters.
+        spec: the feature spec.
+        version: the calibrator's version.
+        metadata: stored in the artifact.
+
+    Returns:
+        The fitted calibrator.
+    """
+    settings = settings or TrainingSettings()
+    if not observations or len(observations) != len(labels) or len(labels) != len(groups):
+        raise ValueError(
+            f"need one label and one group per observation; got {len(observations)} "
+            f"observations, {len(labels)} labels, {len(groups)} groups"
+        )
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # a tiny network: more threads only contend with other work
+    try:
+        mean, std = _statistics(observations, spec)
+        fitted = [
+            _fit_member(observations, labels, groups, settings, spec, mean, std, seed)
+            for seed in range(settings.seed, settings.seed + settings.members)
+        ]
+    finally:
+        torch.set_num_threads(threads)
+    return Calibrator(
+        [member for member, _ in fitted], spec, mean, std, version=version,
+        metadata={**(metadata or {}), "fit": [details for _, details in fitted]},
+    )  # fmt: skip
+
+
+def _fit_member(
+    observations: Sequence[PathObservation],
+    labels: Sequence[bool],
+    groups: Sequence[str],
+    settings: TrainingSettings,
+    spec: FeatureSpec,
+    mean: Sequence[float],
+    std: Sequence[float],
+    seed: int,
+) -> tuple[Member, dict[str, Any]]:
+    torch.manual_seed(seed)
+    rng = random.Random(seed)
+    held = split_texts(groups, seed=seed, share=settings.early_stopping_share)
+    if len(held) == len(set(groups)):  # a tiny set: keep at least one group to fit on
+        held.discard(sorted(held)[0])
+    fit_rows = [i for i, g in enumerate(groups) if g not in held]
+    held_rows = [i for i, g in enumerate(groups) if g in held]
+    fit_obs = [observations[i] for i in fit_rows]
+    fit_labels = [labels[i] for i in fit_rows]
+    for i in fit_rows:  # teach "missing": copies with a signal group masked
+        for names in _MASKABLE:
+            if rng.random() < settings.missing_dropout:
+                fit_obs.append(_masked(observations[i], names))
+                fit_labels.append(labels[i])
+
+    def tensor(rows: Sequence[PathObservation]) -> torch.Tensor:
+        vectors = [encode(o, spec, mean, std) for o in rows]
+        return torch.tensor(vectors, dtype=torch.float32).reshape(-1, spec.width)
+
+    x, y = tensor(fit_obs), torch.tensor(fit_labels, dtype=torch.float32)
+    x_held = tensor([observations[i] for i in held_rows])
+    y_held = torch.tensor([labels[i] for i in held_rows], dtype=torch.float32)
+
+    model = network(spec.width, settings.hidden, settings.dropout)
+    optimiser = torch.optim.AdamW(
+        model.parameters(), lr=settings.learning_rate, weight_decay=settings.weight_decay
+    )
+    loss_fn = torch.nn.BCEWithLogitsLoss()
+    generator = torch.Generator().manual_seed(seed)
+    best_loss, best_state, best_epoch, waited = float("inf"), None, 0, 0
+    for epoch in range(settings.epochs):
+        model.train()
+        for batch in torch.randperm(len(x), generator=generator).split(settings.batch_size):
+            optimiser.zero_grad()
+            loss_fn(model(x[batch]).squeeze(-1), y[batch]).backward()
+            optimiser.step()
+        if not held_rows:
+            continue
+        model.eval()
+        with torch.no_grad():
+            loss = float(loss_fn(model(x_held).squeeze(-1), y_held))
+        if loss < best_loss - 1e-5:
+            best_loss, best_epoch, waited = loss, epoch, 0
+            best_state = {k: v.clone() for k, v in model.state_dict().items()}
+        else:
+            waited += 1
+            if waited >= settings.patience:
+                break
+    if best_state is not None:
+        model.load_state_dict(best_state)
+    model.eval()
+    scale, shift = 1.0, 0.0
+    if held_rows and 0 < float(y_held.sum()) < len(y_held):  # Platt needs both outcomes
+        with torch.no_grad():
+            held_logits = model(x_held).squeeze(-1)
+        scale, shift = _platt(held_logits, y_held)
+    details = {"seed": seed, "rows": len(fit_rows), "augmented_rows": len(fit_obs),
+               "held_rows": len(held_rows), "best_epoch": best_epoch,
+               "held_loss": round(best_loss, 5), "scale": round(scale, 4),
+               "shift": round(shift, 4)}  # fmt: skip
+    return Member(model, scale, shift), details
+
+
+def evaluate(calibrator: Calibrator, answers: Sequence[LabelledAnswer]) -> list[EvaluatedAnswer]:
+    """Score ``answers`` with ``calibrator``, ready for ``aau.calibration.report``."""
+    scores = calibrator.score_many([a.observation for a in answers])
+    return [
+        EvaluatedAnswer(
+            unit=a.unit,
+            text=a.text,
+            path=a.observation.path,
+            raw=a.raw,
+            calibrated=score,
+            is_correct=a.is_correct,
+            is_valid=a.observation.outcome == "valid",
+            cases=a.cases,
+        )
+        for a, score in zip(answers, scores, strict=True)
+    ]
+
+
+def _thresholds(units: Sequence[str]) -> dict[str, float]:
+    from aau.spec.model import UnitSpec
+
+    return {u: UnitSpec.from_file(REPO / "units" / f"{u}.yaml").policy.threshold for u in units}
+
+
+def calibrate(
+    *,
+    report: bool = False,
+    json: bool = False,
+    rebuild: bool = False,
+    config_path: Path | None = None,
+    artifact: Path = ARTIFACT,
+    png: Path = REPORT_PNG,
+    print_fn: Any = print,
+) -> dict[str, Any]:
+    """Fit the calibrator from the labelled runs and measure it on the validation texts.
+
+    Args:
+        report: print the full report and write the reliability diagram.
+        json: end the output with one JSON line of the headline figures.
+        rebuild: run every path on every labelled text again, even when the cache is current.
+        config_path: settings file; default ``calibration/config.yaml``.
+        artifact: where the fitted calibrator is written.
+        png: where the reliability diagram is written (with ``report``).
+        print_fn: where lines go.
+
+    Returns:
+        The validation figures (see ``aau.calibration.report.report``).
+    """
+    config = load_config(config_path)
+    build_runs(config, force=rebuild)  # keeps cached runs that are current
+    began = time.perf_counter()
+    answers = labelled_answers(load_runs(config))
+    validation = split_texts([a.key for a in answers], seed=config["split"]["seed"],
+                             share=config["split"]["validation_share"])  # fmt: skip
+    train = [a for a in answers if a.key not in validation]
+    held = [a for a in answers if a.key in validation]
+    settings = TrainingSettings.from_mapping(config["training"])
+    fingerprint = hashlib.sha256(
+        "".join(sorted(f"{a.text}{a.observation.path}" for a in answers)).encode()
+    ).hexdigest()
+    calibrator = fit_calibrator(
+        [a.observation for a in train], [a.is_correct for a in train], [a.text for a in train],
+        settings, version=str(config.get("version", 1)),
+        metadata={"units": list(config["runs"]["units"]), "data_sha256": fingerprint,
+                  "train_texts": len({a.key for a in train}),
+                  "validation_texts": len(validation)},
+    )  # fmt: skip
+    evaluated = evaluate(calibrator, held)
+    thresholds = _thresholds(config["runs"]["units"])
+    # The JSON line must close the output, after the summary line below, so it is printed here.
+    figures = print_report(
+        evaluated, thresholds, png=png if report else None, json=False,
+        print_fn=print_fn if report else (lambda _: None),
+    )  # fmt: skip
+    calibrator.metadata["validation"] = figures
+    calibrator.save(artifact, hidden=settings.hidden)
+    _write_summary(artifact.with_suffix(".json"), calibrator, figures)
+    overall = summarize(evaluated, thresholds)
+    print_fn(
+        f"calibrator v{calibrator.version} fitted on {len(train)} answers "
+        f"({len({a.key for a in train})} texts) in {time.perf_counter() - began:.1f} s -> "
+        f"{_shown(artifact)}; validation ({overall.texts} texts): ECE {overall.ece:.3f} "
+        f"(raw {overall.ece_raw:.3f}), Brier {overall.brier:.3f}, selection accuracy "
+        f"{overall.selection_accuracy:.3f} (best single path {overall.best_single_path[1]:.3f})"
+    )
+    if json:
+        print_fn(jsonlib.dumps({k: figures[k] for k in HEADLINE}))
+    return figures
+
+
+def _write_summary(path: Path, calibrator: Calibrator, figures: Mapping[str, Any]) -> None:
+    summary = {
+        "version": calibrator.version,
+        "feature_spec": calibrator.spec.to_dict(),
+        "feature_digest": calibrator.spec.digest,
+        "columns": calibrator.spec.names,
+        "metadata": {k: v for k, v in calibrator.metadata.items() if k != "validation"},
+        "validation": figures,
+    }
+    path.write_text(jsonlib.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m calibration.train [--report] [--json] [--rebuild]``."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--report", action="store_true", help="full report and diagram")
+    parser.add_argument("--json", action="store_true", help="end with one JSON line")
+    parser.add_argument("--rebuild", action="store_true", help="run the paths again")
+    args = parser.parse_args(argv)
+    calibrate(report=args.report, json=args.json, rebuild=args.rebuild)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
