@@ -40,7 +40,7 @@ def test_run_json_prints_every_contract_key(capsys: pytest.CaptureFixture[str]) 
     assert unit["timings"]["total_ms"] >= 0
     assert [step["state"] for step in unit["trace"]][0] == "received"
     assert unit["trace"][-1]["state"] == "done"
-    assert unit["version"] == "1"
+    assert unit["version"] == spec.version
 
 
 def test_run_over_a_folder_runs_every_unit(capsys: pytest.CaptureFixture[str]) -> None:

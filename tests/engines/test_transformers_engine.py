@@ -207,9 +207,9 @@ def test_requests_past_their_deadline_or_cancelled_fail_in_their_own_slot(
     assert len(results) == 2
     assert all(isinstance(r, EngineTimeout) for r in results), results
     late_error, cancelled_error = map(str, results)
-    assert late_error.startswith("extract_price@1: ")
+    assert late_error.startswith(f"{price_unit.key}: ")
     assert "deadline" in late_error
-    assert cancelled_error == "extract_price@1: cancelled by the caller"
+    assert cancelled_error == f"{price_unit.key}: cancelled by the caller"
     assert results[0].retryable
 
 
