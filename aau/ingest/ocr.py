@@ -48,10 +48,9 @@ class OcrOptions:
     """How scanned pages are rendered and read.
 
     Attributes:
-        dpi: resolution at which image-only PDF pages are rendered for OCR. 225, not the
-            scans' usual 300: on 300-dpi A4 scans of 7-10 pt text, tesseract's LSTM read more
-            words right at 225 dpi (word match 0.976-0.998 vs 0.965-0.995) and took ~20% less
-            CPU (``benchmarks/RESULTS.md``).
+        dpi: resolution at which image-only PDF pages are rendered for OCR. 225 read dense
+            10-pt scans faster and with more words right, but misread punctuation on a noisier
+            page (``benchmarks/RESULTS.md``), so 300 stays the default.
         strategy: ``"parallel_pages"`` runs one single-threaded tesseract per worker, pages in
             parallel; ``"tesseract_threads"`` runs pages one after another and lets tesseract
             use its OpenMP threads.
@@ -60,7 +59,7 @@ class OcrOptions:
         timeout_s: the longest one page may take before it is given up.
     """
 
-    dpi: int = 225
+    dpi: int = 300
     strategy: OcrStrategy = "parallel_pages"
     workers: int | None = None
     timeout_s: float = 120.0
