@@ -49,10 +49,10 @@ import jsonschema
 from aau.calibration.features import Outcome, SentenceEmbedder, observe
 from aau.engines.base import Engine, Generation, GenerationRequest
 from aau.errors import AAUError, InputError, UngroundedOutput
-from aau.fallbacks.annotated import AnnotatedExample, load_annotated
+from aau.fallbacks.annotated import load_annotated
 from aau.fallbacks.base import FallbackPath, PathAnswer
 from aau.fallbacks.crf import CrfFallback
-from aau.fallbacks.crf_training import crf_spec_of, train_unit
+from aau.fallbacks.crf_training import crf_spec_of, gold_output, train_unit
 from aau.fallbacks.normalize import NORMALIZERS
 from aau.fallbacks.registry import build_fallback
 from aau.fsm.grounding import ground_output
@@ -66,7 +66,6 @@ __all__ = [
     "HERE",
     "TextCase",
     "build_runs",
-    "gold_output",
     "is_correct",
     "load_config",
     "load_runs",
@@ -119,16 +118,6 @@ class TextCase:
     fold: int
     noise: float | None
     cases: tuple[str, ...]
-
-
-def gold_output(example: AnnotatedExample, crf: CrfFallback) -> dict[str, Any]:
-    """The unit's answer for a labelled text: each field's normalizer over its labelled span."""
-    out: dict[str, Any] = {}
-    for name, mapping in crf.fields.items():
-        span = next((s for s in example.spans if s.label == mapping.label), None)
-        raw = example.text[span.start : span.end] if span else None
-        out[name] = NORMALIZERS[mapping.normalize](raw) if raw is not None else None
-    return out
 
 
 def _same(value: Any, wanted: Any, normalizer: str | None) -> bool:

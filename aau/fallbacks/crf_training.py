@@ -61,6 +61,7 @@ __all__ = [
     "config_digest",
     "crf_spec_of",
     "format_report",
+    "gold_output",
     "open_model",
     "split_held_out",
     "train_unit",
@@ -284,7 +285,8 @@ def _scores(counts: dict[str, list[int]]) -> tuple[LabelScore, ...]:
     return tuple(rows)
 
 
-def _gold_output(example: AnnotatedExample, spec: CrfFallback) -> dict[str, Any]:
+def gold_output(example: AnnotatedExample, spec: CrfFallback) -> dict[str, Any]:
+    """The unit's answer for a labelled text: each field's normalizer over its labelled span."""
     out: dict[str, Any] = {}
     for name, mapping in spec.fields.items():
         span = next((s for s in example.spans if s.label == mapping.label), None)
@@ -331,7 +333,7 @@ def _measure(
                 token_counts[pred_label][2] += 1
                 token_counts[pred_label][0] += pred_label == gold_label
         values, _ = choose_fields(example.text, tagged, spec.fields, properties)
-        wanted = _gold_output(example, spec)
+        wanted = gold_output(example, spec)
         for name in spec.fields:
             right[name] += values[name] == wanted[name]
     accuracy = {name: round(n / len(held), 4) if held else 0.0 for name, n in right.items()}
