@@ -21,7 +21,7 @@ from typing import Any
 import torch
 from transformers.cache_utils import DynamicCache, DynamicIndexedLayer, DynamicLayer
 
-__all__ = ["cache_bytes", "cache_length", "is_batchable", "left_pad", "own_layers",
+__all__ = ["cache_bytes", "is_batchable", "left_pad", "own_layers",
            "select_rows", "stack_rows", "trim_left", "truncate"]  # fmt: skip
 
 # (attribute, batch dim, sequence dim) of every tensor a supported layer holds.
@@ -34,11 +34,6 @@ _TENSORS = {
 def is_batchable(cache: DynamicCache) -> bool:
     """Whether every layer is of a type these operations understand."""
     return all(type(layer) in _TENSORS for layer in cache.layers)
-
-
-def cache_length(cache: DynamicCache) -> int:
-    """Sequence length held (including padding)."""
-    return int(cache.get_seq_length())
 
 
 def _map(cache: DynamicCache, fn: Callable[[torch.Tensor, int, int], torch.Tensor]) -> DynamicCache:
