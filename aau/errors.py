@@ -4,6 +4,8 @@
 AAUError
 ├── SpecError            a unit author's mistake, raised at load time (codes S001…)
 ├── InputError           a caller's bad document or batch line (code invalid_input)
+├── TermDictionaryError  a customer's bad term dictionary or upload (codes T001…)
+│   └── UnknownTenant          unknown_tenant
 ├── EngineError          .retryable; the model backend could not answer
 │   ├── EngineUnavailable      engine_unavailable
 │   ├── EngineTimeout          engine_timeout
@@ -31,7 +33,9 @@ __all__ = [
     "FallbacksExhausted",
     "InputError",
     "SpecError",
+    "TermDictionaryError",
     "UngroundedOutput",
+    "UnknownTenant",
     "UnitRunError",
     "ValidationFailed",
 ]
@@ -64,12 +68,17 @@ class SpecError(AAUError):
         code: str = "S000",
     ) -> None:
         self.file, self.line, self.field, self.spec_code = file, line, field, code
-        where = ""
-        if file:
-            where = f"{file}:{line}: " if line else f"{file}: "
-        what = f"{field}: " if field else ""
-        super().__init__(f"{where}{what}{message} [{code}]")
+        super().__init__(_located(message, file, line, field, code))
         self.message = message
+
+
+def _located(message: str, file: str | None, line: int | None, field: str | None, code: str) -> str:
+    """``file:line: field: message [code]``, leaving out what is unknown."""
+    where = ""
+    if file:
+        where = f"{file}:{line}: " if line else f"{file}: "
+    what = f"{field}: " if field else ""
+    return f"{where}{what}{message} [{code}]"
 
 
 class InputError(AAUError):
@@ -80,6 +89,38 @@ class InputError(AAUError):
     def __init__(self, message: str, *, code: str = "invalid_input") -> None:
         super().__init__(message)
         self.code = code
+
+
+class TermDictionaryError(AAUError):
+    """A term dictionary (or an upload of one) is wrong; nothing of the upload was applied.
+
+    Attributes:
+        file: the dictionary file, if known.
+        line: 1-based line in that file, if known.
+        field: the column or key, e.g. ``term``.
+        term_code: the stable check code, ``T001``…
+    """
+
+    code = "invalid_term_dictionary"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        field: str | None = None,
+        code: str = "T000",
+    ) -> None:
+        self.file, self.line, self.field, self.term_code = file, line, field, code
+        super().__init__(_located(message, file, line, field, code))
+        self.message = message
+
+
+class UnknownTenant(TermDictionaryError):
+    """A request or upload names a tenant the term store does not know."""
+
+    code = "unknown_tenant"
 
 
 class EngineError(AAUError):

@@ -1,0 +1,415 @@
+"""Term dictionaries: the file formats, their validation, and the parsed, checked form.
+
+A dictionary maps surface forms (a term and its aliases) to a canonical form and a category:
+
+* TSV or CSV, UTF-8, with a header row. Columns: ``term``, ``canonical``, ``category`` (required),
+  ``aliases`` (``|``-separated, optional), ``lang`` (BCP-47, optional). Comment lines before the
+  header carry metadata as ``# key: value`` (``name``, ``lang``, ``source``, ``license``).
+* YAML: a mapping with the same metadata keys and ``terms:``, a list of mappings with the
+  column names as keys (``aliases`` a list).
+
+Every problem is reported with the file, the line, the column and a stable code (``T001``…),
+and a dictionary with any problem is refused whole: uploads are all or nothing.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aau.errors import SpecError, TermDictionaryError
+
+__all__ = [
+    "MAX_DICTIONARY_BYTES",
+    "MAX_TERM_CHARS",
+    "MAX_TERM_WORDS",
+    "Term",
+    "TermDictionary",
+    "fold_surface",
+    "load_dictionary",
+    "parse_dictionary",
+]
+
+MAX_DICTIONARY_BYTES = 64 * 2**20
+"""Larger files are refused (T004): a dictionary is a vocabulary, not a corpus."""
+MAX_TERMS = 500_000
+MAX_TERM_CHARS = 80
+MAX_TERM_WORDS = 8
+"""Longer surface forms are sentences, not terms (T009)."""
+
+_COLUMNS = ("term", "canonical", "category", "aliases", "lang")
+_REQUIRED = ("term", "canonical", "category")
+_LANG = re.compile(r"^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})*$")
+_CATEGORY = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+# Anything a tokenizer might read as a special token: <|im_start|>, </s>, <TERM_x>, [CLS].
+_SPECIAL_LIKE = re.compile(r"[<>]|^\[[A-Z_]+\]$")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_SENTENCE_END = re.compile(r"[.!?]\s*$")
+_ABBREVIATION = re.compile(r"(?:^|\s)(?:[A-Za-z]\.)+$|\b(?:co|inc|ltd|corp|no|art|sec)\.$", re.I)
+_SPLIT_ALIASES = re.compile(r"\s*\|\s*")
+
+
+def fold_surface(surface: str) -> str:
+    """The key a surface form is matched by: lower case, single spaces."""
+    return " ".join(surface.lower().split())
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    """One dictionary row: its surface forms and what they mean.
+
+    Attributes:
+        term: the main surface form.
+        canonical: the canonical form (an ISO code, a preferred spelling…).
+        category: a lower-case snake_case category, e.g. ``currency`` or ``clause``.
+        aliases: other surface forms with the same meaning.
+        lang: BCP-47 language tag (``und`` when unknown).
+        line: the line the row starts on in its file.
+    """
+
+    term: str
+    canonical: str
+    category: str
+    aliases: tuple[str, ...] = ()
+    lang: str = "und"
+    line: int = 0
+
+    @property
+    def surfaces(self) -> tuple[str, ...]:
+        """The term and its aliases."""
+        return (self.term, *self.aliases)
+
+
+@dataclass(frozen=True, slots=True)
+class TermDictionary:
+    """A parsed, validated dictionary.
+
+    Attributes:
+        name: the dictionary's name (from its metadata, else the file stem).
+        terms: the rows, in file order.
+        file: where it was read from (for messages).
+        lang, source, license: metadata.
+        sha256: digest of the file's bytes, so a term set's fingerprint changes with content.
+    """
+
+    name: str
+    terms: tuple[Term, ...]
+    file: str = "<dictionary>"
+    lang: str = "und"
+    source: str = ""
+    license: str = ""
+    sha256: str = ""
+    metadata: dict[str, str] = field(default_factory=dict, compare=False)
+
+    def __len__(self) -> int:
+        return len(self.terms)
+
+    def surfaces(self) -> Iterator[tuple[str, Term]]:
+        """Every surface form with the row it belongs to."""
+        for term in self.terms:
+            for surface in term.surfaces:
+                yield surface, term
+
+
+def load_dictionary(path: str | Path, *, name: str | None = None) -> TermDictionary:
+    """Read and validate a dictionary file (``.tsv``, ``.csv``, ``.yaml``/``.yml``).
+
+    Raises:
+        TermDictionaryError: the file is missing, too big, not UTF-8, malformed, or a row
+            breaks a rule; the message names file, line and column.
+    """
+    path = Path(path)
+    where = str(path)
+    try:
+        size = path.stat().st_size
+        if size > MAX_DICTIONARY_BYTES:
+            raise TermDictionaryError(
+                f"{size / 2**20:.0f} MB is over the {MAX_DICTIONARY_BYTES // 2**20} MB limit "
+                "for one dictionary; split it",
+                file=where,
+                code="T004",
+            )
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise TermDictionaryError("file not found", file=where, code="T001") from None
+    except IsADirectoryError:
+        raise TermDictionaryError("is a directory, not a file", file=where, code="T001") from None
+    except OSError as exc:
+        raise TermDictionaryError(f"cannot read: {exc.strerror}", file=where, code="T001") from None
+    return parse_dictionary(data, file=where, name=name)
+
+
+def parse_dictionary(
+    data: bytes | str, *, file: str = "<dictionary>", name: str | None = None,
+    format: str | None = None,  # noqa: A002  # the file format's name, as users say it
+) -> TermDictionary:  # fmt: skip
+    """Parse dictionary content; ``format`` (``tsv``/``csv``/``yaml``) defaults from ``file``."""
+    fmt = (format or Path(file).suffix.lstrip(".")).lower()
+    if fmt == "yml":
+        fmt = "yaml"
+    if fmt not in ("tsv", "csv", "yaml"):
+        raise TermDictionaryError(
+            f"unsupported format {fmt or '(no extension)'!r}: use .tsv, .csv or .yaml",
+            file=file,
+            code="T005",
+        )
+    text = _decode(data, file) if isinstance(data, bytes) else data
+    sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    if fmt == "yaml":
+        metadata, rows = _yaml_rows(text, file)
+    else:
+        metadata, rows = _table_rows(text, file, "\t" if fmt == "tsv" else ",")
+    dict_name = name or metadata.get("name") or Path(file).stem
+    if not _NAME.match(dict_name):
+        raise TermDictionaryError(
+            f"dictionary name {dict_name!r} must be letters, digits, '_', '.' or '-' (at most 64)",
+            file=file,
+            field="name",
+            code="T006",
+        )
+    default_lang = metadata.get("lang", "und")
+    if default_lang != "und" and not _LANG.match(default_lang):
+        raise TermDictionaryError(
+            f"{default_lang!r} is not a BCP-47 language tag", file=file, field="lang", code="T015"
+        )
+    terms = tuple(_check_rows(rows, file, default_lang))
+    if not terms:
+        raise TermDictionaryError("the dictionary holds no terms", file=file, code="T003")
+    return TermDictionary(
+        name=dict_name,
+        terms=terms,
+        file=file,
+        lang=default_lang,
+        source=metadata.get("source", ""),
+        license=metadata.get("license", ""),
+        sha256=sha,
+        metadata=metadata,
+    )
+
+
+def _decode(data: bytes, file: str) -> str:
+    if len(data) > MAX_DICTIONARY_BYTES:
+        raise TermDictionaryError(
+            f"{len(data) / 2**20:.0f} MB is over the {MAX_DICTIONARY_BYTES // 2**20} MB limit",
+            file=file,
+            code="T004",
+        )
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise TermDictionaryError(
+            f"not UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start}; "
+            "save the file as UTF-8",
+            file=file,
+            line=line,
+            code="T002",
+        ) from None
+
+
+# Rows as (line, {column: value}) before the checks; aliases already split.
+_Row = tuple[int, dict[str, Any]]
+
+
+def _table_rows(text: str, file: str, delimiter: str) -> tuple[dict[str, str], list[_Row]]:
+    metadata: dict[str, str] = {}
+    lines = text.splitlines()
+    first = 0
+    while first < len(lines) and (not lines[first].strip() or lines[first].startswith("#")):
+        key, sep, value = lines[first].lstrip("#").partition(":")
+        if sep and key.strip():
+            metadata[key.strip().lower()] = value.strip()
+        first += 1
+    if first == len(lines):
+        raise TermDictionaryError("no header row and no terms", file=file, code="T003")
+    quoting = csv.QUOTE_NONE if delimiter == "\t" else csv.QUOTE_MINIMAL
+    reader = csv.reader(io.StringIO("\n".join(lines[first:])), delimiter=delimiter,
+                        quoting=quoting, strict=True)  # fmt: skip
+    try:
+        header = [column.strip().lower() for column in next(reader)]
+    except csv.Error as exc:
+        raise TermDictionaryError(str(exc), file=file, line=first + 1, code="T006") from None
+    missing = [column for column in _REQUIRED if column not in header]
+    unknown = [column for column in header if column not in _COLUMNS]
+    if missing or unknown:
+        problem = f"missing column(s) {', '.join(missing)}" if missing else ""
+        if unknown:
+            problem += ("; " if problem else "") + f"unknown column(s) {', '.join(unknown)}"
+        raise TermDictionaryError(
+            f"{problem} (columns: {', '.join(_COLUMNS)}; the first three required)",
+            file=file,
+            line=first + 1,
+            field="header",
+            code="T006",
+        )
+    rows: list[_Row] = []
+    try:
+        for values in reader:
+            line = first + reader.line_num
+            if not any(value.strip() for value in values) or values[0].startswith("#"):
+                continue
+            if len(values) > len(header):
+                raise TermDictionaryError(
+                    f"{len(values)} fields where the header has {len(header)}",
+                    file=file,
+                    line=line,
+                    code="T006",
+                )
+            row: dict[str, Any] = dict(zip(header, values, strict=False))
+            aliases = row.get("aliases") or ""
+            row["aliases"] = [a for a in _SPLIT_ALIASES.split(aliases.strip()) if a]
+            rows.append((line, row))
+            if len(rows) > MAX_TERMS:
+                raise TermDictionaryError(
+                    f"more than {MAX_TERMS:,} terms; split the dictionary",
+                    file=file,
+                    line=line,
+                    code="T004",
+                )
+    except csv.Error as exc:
+        raise TermDictionaryError(
+            str(exc), file=file, line=first + reader.line_num, code="T006"
+        ) from None
+    return metadata, rows
+
+
+def _yaml_rows(text: str, file: str) -> tuple[dict[str, str], list[_Row]]:
+    from aau.spec.loader import line_of, read_yaml
+
+    try:
+        data, lines = read_yaml(text, source=file)
+    except SpecError as exc:
+        raise TermDictionaryError(exc.message, file=file, line=exc.line, code="T006") from None
+    if not isinstance(data, dict) or not isinstance(data.get("terms"), list):
+        raise TermDictionaryError(
+            "a YAML dictionary is a mapping with a list under 'terms'",
+            file=file,
+            line=1,
+            field="terms",
+            code="T006",
+        )
+    metadata = {str(k).lower(): str(v) for k, v in data.items() if k != "terms" and v is not None}
+    rows: list[_Row] = []
+    for index, item in enumerate(data["terms"]):
+        line = line_of(lines, ("terms", index)) or 0
+        if not isinstance(item, dict):
+            raise TermDictionaryError(
+                "each entry of 'terms' is a mapping (term, canonical, category…)",
+                file=file,
+                line=line,
+                field=f"terms[{index}]",
+                code="T006",
+            )
+        unknown = [str(k) for k in item if k not in _COLUMNS]
+        if unknown:
+            raise TermDictionaryError(
+                f"unknown key(s) {', '.join(unknown)}",
+                file=file,
+                line=line,
+                field=f"terms[{index}]",
+                code="T006",
+            )
+        aliases = item.get("aliases") or []
+        if isinstance(aliases, str):
+            aliases = [aliases]
+        row = {k: "" if item.get(k) is None else str(item.get(k)) for k in _REQUIRED + ("lang",)}
+        row["aliases"] = [str(a) for a in aliases]
+        rows.append((line, row))
+    if len(rows) > MAX_TERMS:
+        raise TermDictionaryError(
+            f"more than {MAX_TERMS:,} terms; split the dictionary", file=file, code="T004"
+        )
+    return metadata, rows
+
+
+def _check_rows(rows: Sequence[_Row], file: str, default_lang: str) -> Iterable[Term]:
+    seen: dict[str, tuple[int, str]] = {}  # folded surface -> (line, canonical)
+    for line, row in rows:
+        for column in _REQUIRED:
+            if not str(row.get(column) or "").strip():
+                raise TermDictionaryError(
+                    "is empty", file=file, line=line, field=column, code="T007"
+                )
+        category = row["category"].strip()
+        if not _CATEGORY.match(category):
+            raise TermDictionaryError(
+                f"{category!r} must be lower-case snake_case (a-z, 0-9, _; at most 40)",
+                file=file,
+                line=line,
+                field="category",
+                code="T007",
+            )
+        lang = (row.get("lang") or "").strip() or default_lang
+        if lang != "und" and not _LANG.match(lang):
+            raise TermDictionaryError(
+                f"{lang!r} is not a BCP-47 language tag",
+                file=file,
+                line=line,
+                field="lang",
+                code="T015",
+            )
+        canonical = row["canonical"].strip()
+        term = Term(
+            term=row["term"],
+            canonical=canonical,
+            category=category,
+            aliases=tuple(row["aliases"]),
+            lang=lang,
+            line=line,
+        )
+        for column, surface in [("term", term.term)] + [("aliases", a) for a in term.aliases]:
+            check_surface(surface, file=file, line=line, field=column)
+            key = fold_surface(surface)
+            if key in seen:
+                first_line, first_canonical = seen[key]
+                if first_canonical == canonical:
+                    raise TermDictionaryError(
+                        f"{surface!r} is listed twice (first on line {first_line})",
+                        file=file,
+                        line=line,
+                        field=column,
+                        code="T011",
+                    )
+                raise TermDictionaryError(
+                    f"{surface!r} means {canonical!r} here but {first_canonical!r} on line "
+                    f"{first_line}",
+                    file=file,
+                    line=line,
+                    field=column,
+                    code="T012",
+                )
+            seen[key] = (line, canonical)
+        yield term
+
+
+def check_surface(surface: str, *, file: str, line: int | None, field: str) -> None:
+    """Refuse surface forms the matcher and the tokenizer cannot use as terms."""
+
+    def fail(message: str, code: str) -> TermDictionaryError:
+        return TermDictionaryError(
+            f"{surface!r} {message}", file=file, line=line, field=field, code=code
+        )
+
+    if surface != surface.strip():
+        raise fail("has leading or trailing whitespace", "T010")
+    if _CONTROL.search(surface):
+        raise fail("holds a tab, newline or control character", "T010")
+    if _SPECIAL_LIKE.search(surface):
+        raise fail("looks like a special token ('<', '>' or [NAME]) and could collide with "
+                   "the tokenizer's own", "T014")  # fmt: skip
+    if len(surface) < 2 or not any(ch.isalnum() for ch in surface):
+        raise fail("is too short to be a term (2 characters or more, with a letter or digit)",
+                   "T008")  # fmt: skip
+    words = surface.split()
+    if len(surface) > MAX_TERM_CHARS or len(words) > MAX_TERM_WORDS:
+        raise fail(f"is a sentence, not a term (at most {MAX_TERM_WORDS} words and "
+                   f"{MAX_TERM_CHARS} characters)", "T009")  # fmt: skip
+    if len(words) > 2 and _SENTENCE_END.search(surface) and not _ABBREVIATION.search(surface):
+        raise fail("ends like a sentence", "T009")
