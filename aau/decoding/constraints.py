@@ -7,6 +7,9 @@ decode loop the same way: ``processor(input_ids, logits)`` per step, one process
 
 xgrammar is compiled here with compact separators and no free whitespace: small models given
 free whitespace pretty-print (and sometimes loop on newlines), which costs tokens for nothing.
+Its vocabulary is the tokenizer's decoded tokens with every special token blanked (xgrammar
+would otherwise read ``<|im_start|>`` as literal text a JSON string may hold), plus any
+``extra_tokens`` a tenant's merged-term view appends after the model's rows.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import os
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
@@ -61,6 +65,8 @@ class ConstraintCompiler:
             tokenizer and library version); None keeps them in memory only.
         backend: ``xgrammar`` (default, fastest to compile) or ``outlines_core``.
         max_entries: compiled schemas kept in memory, least recently used out.
+        extra_tokens: strings of tokens appended after the model's ``vocab_size`` rows (a
+            tenant's merged terms); xgrammar only.
     """
 
     def __init__(
@@ -72,8 +78,12 @@ class ConstraintCompiler:
         backend: Backend = "xgrammar",
         max_entries: int = 256,
         cache_dir: Path | None = None,
+        extra_tokens: Sequence[str] = (),
     ) -> None:
         self.tokenizer, self.vocab_size, self.backend = tokenizer, vocab_size, backend
+        self.extra_tokens = tuple(extra_tokens)
+        if self.extra_tokens and backend != "xgrammar":
+            raise ValueError("merged term tokens need the xgrammar constraint backend")
         self.model = model  # outlines-core's vocabulary is built through outlines' model wrapper
         self._cache: OrderedDict[str, CompiledConstraint] = OrderedDict()
         self._max_entries = max_entries
@@ -89,7 +99,7 @@ class ConstraintCompiler:
         from outlines.backends.xgrammar import XGrammarLogitsProcessor
 
         if self._compiler is None:
-            info = xgr.TokenizerInfo.from_huggingface(self.tokenizer, vocab_size=self.vocab_size)
+            info = self._xgrammar_tokenizer_info()
             self._tokenizer_info = info
             self._compiler = xgr.GrammarCompiler(info, cache_enabled=True)
         path = self._disk_path(schema)
@@ -115,6 +125,26 @@ class ConstraintCompiler:
                 pass  # the disk cache only saves time
         return compiled, lambda c: XGrammarLogitsProcessor(c, "torch")
 
+    def _xgrammar_tokenizer_info(self) -> Any:
+        import xgrammar as xgr
+
+        base = xgr.TokenizerInfo.from_huggingface(self.tokenizer, vocab_size=self.vocab_size)
+        specials = set(getattr(self.tokenizer, "all_special_ids", ())) | {
+            i for i, t in getattr(self.tokenizer, "added_tokens_decoder", {}).items() if t.special
+        }
+        decoded = list(base.decoded_vocab)[: self.vocab_size]
+        decoded += [b""] * (self.vocab_size - len(decoded))
+        for token in specials:
+            if token < len(decoded):
+                decoded[token] = b""  # an empty token is special to xgrammar: never text
+        decoded += [token.encode() for token in self.extra_tokens]
+        return xgr.TokenizerInfo(
+            decoded,
+            vocab_type=xgr.VocabType.RAW,
+            vocab_size=self.vocab_size + len(self.extra_tokens),
+            stop_token_ids=list(base.stop_token_ids),
+        )
+
     def _disk_path(self, schema: dict[str, Any]) -> Path | None:
         if self.cache_dir is None:
             return None
@@ -122,6 +152,7 @@ class ConstraintCompiler:
             vocab = sorted(self.tokenizer.get_vocab().items(), key=lambda kv: kv[1])
             digest = hashlib.sha256(json.dumps(vocab, ensure_ascii=False).encode())
             digest.update(f"{self.vocab_size}|xgrammar {version('xgrammar')}|compact".encode())
+            digest.update(("\x00".join(self.extra_tokens) + "|specials blanked").encode())
             self._fingerprint = digest.hexdigest()[:16]
         return self.cache_dir / f"{self._fingerprint}-{schema_key(schema)}.json"
 

@@ -11,9 +11,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from aau.errors import EngineError
+
+if TYPE_CHECKING:
+    from aau.terms.store import TermSet
 
 __all__ = ["Engine", "EngineCapabilities", "Generation", "GenerationRequest", "Timings"]
 
@@ -28,6 +31,8 @@ class EngineCapabilities:
     """Returns per-token log-probabilities and entropies."""
     in_process: bool
     """Runs in this process (may add tokens, share memory)."""
+    merges_terms: bool = False
+    """Reads tenants' dictionary terms as single merged tokens (else terms only annotate)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +46,8 @@ class GenerationRequest:
         deadline: ``time.monotonic()`` after which the request fails with ``EngineTimeout``.
         key: cache namespace, e.g. ``extract_price@1`` (unit name and version).
         cancel: set by the caller to abandon the request at the next token.
+        terms: the tenant's term set; an engine that merges terms (``term_merging``) reads the
+            prompt in that tenant's merged-token view, others ignore it.
     """
 
     messages: Sequence[dict[str, str]]
@@ -49,6 +56,7 @@ class GenerationRequest:
     deadline: float | None = None
     key: str = ""
     cancel: threading.Event = field(default_factory=threading.Event, compare=False)
+    terms: TermSet | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,11 @@ log-probability and the entropy that confidence and calibration need; the mask t
 
 The batch cache is left-padded: row ``i`` of ``mask`` is 0 over its padding. Position ids are
 per row, so a row computes exactly what it would alone, up to float summation order.
+
+A row may read and write in a tenant's merged-term view (``aau.terms.merge``): its ids past the
+model's vocabulary are embedded by the view, its logits extended by the view's rows (from the
+output head's input, captured by ``HeadInput``), and the batch's logits padded with ``-inf`` to
+the widest row, which leaves every row's distribution as it was.
 """
 
 from __future__ import annotations
@@ -25,7 +30,21 @@ from aau.engines import kv
 from aau.engines.base import Generation, GenerationRequest, Timings
 from aau.errors import EngineError, EngineTimeout
 
-__all__ = ["Cancelled", "DecodeBatch", "Row"]
+__all__ = ["Cancelled", "DecodeBatch", "HeadInput", "Row"]
+
+
+class HeadInput:
+    """Keeps the input of the model's output head (the final hidden states) of the last forward.
+
+    Merged-term rows need it to score their extra tokens; a pre-hook costs microseconds.
+    """
+
+    def __init__(self, model: Any) -> None:
+        self.last: torch.Tensor | None = None
+        model.get_output_embeddings().register_forward_pre_hook(self._keep)
+
+    def _keep(self, _module: Any, args: tuple[Any, ...]) -> None:
+        self.last = args[0]
 
 
 class Cancelled(EngineTimeout):
@@ -42,6 +61,8 @@ class Row:
     future: concurrent.futures.Future[Generation | EngineError]
     submitted: float
     processor: Any = None
+    view: Any = None  # the tenant's MergedVocabulary, when its terms are merged tokens
+    compiler: Any = None  # the view's ConstraintCompiler (None: the engine's)
     prompt_tokens: int = 0
     cached_tokens: int = 0
     started: float = 0.0
@@ -79,8 +100,11 @@ class Row:
 class DecodeBatch:
     """The rows being decoded together and their shared, left-padded KV cache."""
 
-    def __init__(self, model: Any, tokenizer: Any, stop_ids: frozenset[int]) -> None:
+    def __init__(
+        self, model: Any, tokenizer: Any, stop_ids: frozenset[int], head: HeadInput | None = None
+    ) -> None:
         self.model, self.tokenizer, self.stop_ids = model, tokenizer, stop_ids
+        self.head = head
         self.rows: list[Row] = []
         self.cache: Any = None
         self.mask: torch.Tensor | None = None  # [rows, positions], long
@@ -126,7 +150,12 @@ class DecodeBatch:
 
     def step(self) -> None:
         """Choose one token for every row, retire finished rows, run one batched forward."""
-        logits = torch.stack([row.logits for row in self.rows]).float()  # type: ignore[misc]
+        rows = [row.logits for row in self.rows]
+        width = max(int(row.shape[-1]) for row in rows)  # type: ignore[union-attr]
+        if any(int(row.shape[-1]) != width for row in rows):  # type: ignore[union-attr]
+            rows = [torch.nn.functional.pad(row, (0, width - row.shape[-1]), value=-torch.inf)
+                    for row in rows]  # type: ignore[arg-type,union-attr]  # fmt: skip
+        logits = torch.stack(rows).float()  # type: ignore[arg-type]
         log_probs = torch.log_softmax(logits, dim=-1)
         entropies = -(log_probs.exp() * log_probs).nan_to_num().sum(-1)
         for index, row in enumerate(self.rows):
@@ -153,25 +182,23 @@ class DecodeBatch:
             return Cancelled(f"{request.key or 'request'}: cancelled by the caller")
         if request.deadline is not None and time.monotonic() > request.deadline:
             return EngineTimeout(f"{request.key or 'request'}: generation passed its deadline")
+        own = logits[index : index + 1, : row.logits.shape[-1]]  # type: ignore[union-attr]
         if row.processor is None:  # unconstrained
-            masked = logits[index : index + 1]
+            masked = own
         else:
             last = torch.tensor([[row.last_token]])
-            masked = row.processor(last, logits[index : index + 1].clone())
+            masked = row.processor(last, own.clone())
         token = int(torch.argmax(masked, dim=-1))
         row.logprobs.append(float(log_probs[index, token]))
         row.entropies.append(float(entropies[index]))
         row.forced.append(int(torch.isfinite(masked).sum()) == 1)
+        decode = (row.view or self.tokenizer).decode
         if token in self.stop_ids:
-            return row.result(
-                "stop", self.tokenizer.decode(row.generated, skip_special_tokens=True)
-            )
+            return row.result("stop", decode(row.generated, skip_special_tokens=True))
         row.generated.append(token)
         row.last_token = token
         if len(row.logprobs) >= request.max_new_tokens:
-            return row.result(
-                "length", self.tokenizer.decode(row.generated, skip_special_tokens=True)
-            )
+            return row.result("length", decode(row.generated, skip_special_tokens=True))
         return None
 
     def _compact(self) -> None:
@@ -198,9 +225,13 @@ class DecodeBatch:
         input_ids = torch.tensor([[row.last_token] for row in self.rows])
         position_ids = torch.tensor([[row.position] for row in self.rows])
         self.mask = torch.cat([self.mask, self.mask.new_ones((len(self.rows), 1))], 1)
+        viewed = [index for index, row in enumerate(self.rows) if row.view is not None]
         started = time.perf_counter()
+        inputs: dict[str, torch.Tensor] = {"input_ids": input_ids.to(self.model.device)}
+        if viewed:
+            inputs = {"inputs_embeds": self._embed(input_ids, viewed)}
         out = self.model(
-            input_ids=input_ids.to(self.model.device),
+            **inputs,
             attention_mask=self.mask.to(self.model.device),
             position_ids=position_ids.to(self.model.device),
             cache=self.cache,
@@ -213,6 +244,25 @@ class DecodeBatch:
             row.position += 1
             if not row.done:
                 row.model_ms += share
+        if viewed:
+            assert self.head is not None
+            assert self.head.last is not None
+            for index in viewed:
+                row = self.rows[index]
+                extra = row.view.extra_logits(self.head.last[index, -1])
+                row.logits = torch.cat([row.logits, extra.to(row.logits.dtype)])
+
+    def _embed(self, input_ids: torch.Tensor, viewed: list[int]) -> torch.Tensor:
+        """Input embeddings of a step whose rows include merged-term views."""
+        embedding = self.model.get_input_embeddings()
+        base = embedding.weight.shape[0]
+        vectors = embedding(input_ids.clamp(max=base - 1).to(self.model.device))
+        for index in viewed:
+            token = int(input_ids[index, 0])
+            if token >= base:
+                view = self.rows[index].view
+                vectors[index, 0] = view.input_rows[token - base].to(vectors.dtype)
+        return vectors
 
     def fail_all(self, error: EngineError) -> None:
         """Resolve every row with ``error`` and empty the batch (after an unexpected fault)."""

@@ -4,7 +4,7 @@
 through the ``aau.engines`` entry-point group. The engine is configuration, not code: the same
 ``EngineConfig`` comes from a YAML file, environment variables (``AAU_ENGINE``, ``AAU_MODEL``,
 ``AAU_DEVICE``, ``AAU_DTYPE``, ``AAU_THREADS``, ``AAU_MAX_BATCH_SIZE``, ``AAU_PREFIX_CACHE_MB``,
-``AAU_CACHE_DIR``…) or CLI flags.
+``AAU_CACHE_DIR``, ``AAU_TERM_MERGING``…) or CLI flags.
 """
 
 from __future__ import annotations
@@ -47,6 +47,10 @@ class EngineConfig(BaseModel):
     """Rows decoded together; 1 runs requests one at a time."""
     prefix_cache_mb: int = Field(1024, ge=0)
     """Memory cap of the prompt-prefix KV cache; 0 turns it off."""
+    term_merging: bool = False
+    """Read each tenant's dictionary terms as single merged tokens (in-process engine only).
+    Off by default: on the shipped units it did not make extraction more accurate
+    (``benchmarks/RESULTS.md``, "Term layer"); terms still annotate prompts and features."""
 
     @classmethod
     def from_sources(
@@ -63,7 +67,7 @@ class EngineConfig(BaseModel):
             values.update(data or {})
         env = os.environ if env is None else env
         for key in ("backend", "model", "device", "dtype", "threads", "constraint_backend",
-                    "max_batch_size", "prefix_cache_mb", "cache_dir"):  # fmt: skip
+                    "max_batch_size", "prefix_cache_mb", "cache_dir", "term_merging"):  # fmt: skip
             name = "AAU_ENGINE" if key == "backend" else f"AAU_{key.upper()}"
             if env.get(name):
                 values[key] = env[name]

@@ -5,6 +5,10 @@ requests from any thread or event loop; one worker thread owns the model and run
 continuous batch (``aau.engines.batching``): between two decode steps it admits waiting
 requests — each prefilled on top of the longest cached prefix of its prompt
 (``aau.engines.prefix_cache``) — and stacks them into the running batch.
+
+With ``term_merging`` on, a request that carries a tenant's term set is read in that tenant's
+merged-token view (``aau.terms.merge``), built once per term set on the caller's thread; its
+prefix KV and compiled constraints are kept apart from every other term set's.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import concurrent.futures
 import queue
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -22,7 +27,7 @@ from typing import Any
 from aau.decoding.constraints import ConstraintCompiler
 from aau.engines import kv
 from aau.engines.base import EngineCapabilities, Generation, GenerationRequest
-from aau.engines.batching import DecodeBatch, Row
+from aau.engines.batching import DecodeBatch, HeadInput, Row
 from aau.engines.prefix_cache import PrefixCache
 from aau.engines.registry import EngineConfig, register_engine
 from aau.errors import AAUError, EngineError, EngineTimeout, EngineUnavailable
@@ -42,10 +47,13 @@ class TransformersEngine:
     """Shared in-process engine. Weights load on first use (or ``warmup``)."""
 
     name = "transformers"
-    capabilities = EngineCapabilities(constrained_json=True, token_logprobs=True, in_process=True)
 
     def __init__(self, config: EngineConfig | None = None) -> None:
         self.config = config or EngineConfig()
+        self.capabilities = EngineCapabilities(
+            constrained_json=True, token_logprobs=True, in_process=True,
+            merges_terms=self.config.term_merging,
+        )  # fmt: skip
         self.model: Any = None
         self.tokenizer: Any = None
         self.compiler: ConstraintCompiler | None = None
@@ -59,6 +67,12 @@ class TransformersEngine:
         self._stop_ids: frozenset[int] = frozenset()
         self._namespace = ""
         self._max_rows = self.config.max_batch_size
+        self._head: HeadInput | None = None
+        self._cache_dir: Path | None = None
+        # Merged-term views and their constraint compilers, by term-set fingerprint.
+        self._views: OrderedDict[str, tuple[Any, ConstraintCompiler]] = OrderedDict()
+        self._views_lock = threading.Lock()
+        self.max_views = 8
 
     # -- loading --------------------------------------------------------------------------
 
@@ -84,6 +98,8 @@ class TransformersEngine:
                 self.config.model, dtype=dtype, device=device, cache_dir=cache_dir
             )
             make_indexer_ties_deterministic(model)
+            self._head = HeadInput(model)
+            self._cache_dir = cache_dir
             vocab_rows = model.get_output_embeddings().weight.shape[0]
             self.compiler = ConstraintCompiler(
                 tokenizer, vocab_rows, model=model, backend=self.config.constraint_backend,
@@ -131,6 +147,7 @@ class TransformersEngine:
             atexit.unregister(self._stop_worker)
             self.model = self.tokenizer = self.compiler = None
             self.prefix_cache.clear()
+            self._views.clear()
 
     # -- submitting -----------------------------------------------------------------------
 
@@ -147,8 +164,39 @@ class TransformersEngine:
         except Exception as exc:  # an unloadable model must not crash the caller's batch
             future.set_result(EngineUnavailable(f"model failed to load: {exc}"))
             return future
-        self._queue.put(Row(request, future, time.perf_counter()))
+        row = Row(request, future, time.perf_counter())
+        if self.config.term_merging and request.terms is not None and len(request.terms):
+            try:
+                row.view, row.compiler = self.term_view(request.terms)
+            except AAUError as exc:
+                future.set_result(_as_engine_error(exc))
+                return future
+        self._queue.put(row)
         return future
+
+    def term_view(self, term_set: Any) -> tuple[Any, ConstraintCompiler]:
+        """The merged-token view of ``term_set`` and its constraint compiler (built once)."""
+        from aau.terms.merge import MergedVocabulary
+
+        self.load()
+        key = term_set.fingerprint
+        with self._views_lock:
+            hit = self._views.get(key)
+            if hit is not None:
+                self._views.move_to_end(key)
+                return hit
+            view = MergedVocabulary(
+                term_set, self.tokenizer, self.model.get_input_embeddings().weight,
+                self.model.get_output_embeddings().weight,
+            )  # fmt: skip
+            compiler = ConstraintCompiler(
+                self.tokenizer, view.base_size, backend="xgrammar", extra_tokens=view.strings,
+                cache_dir=self._cache_dir / "grammars" if self._cache_dir else None,
+            )  # fmt: skip
+            self._views[key] = (view, compiler)
+            if len(self._views) > self.max_views:
+                self._views.popitem(last=False)
+            return view, compiler
 
     async def generate(
         self, requests: Sequence[GenerationRequest]
@@ -169,7 +217,7 @@ class TransformersEngine:
 
         # No autograd anywhere in serving; inference mode also skips version counters.
         with torch.inference_mode():
-            self._serve(DecodeBatch(self.model, self.tokenizer, self._stop_ids))
+            self._serve(DecodeBatch(self.model, self.tokenizer, self._stop_ids, self._head))
 
     def _serve(self, batch: DecodeBatch) -> None:
         while not self._closing.is_set():
@@ -199,9 +247,15 @@ class TransformersEngine:
                 row.future.set_result(EngineUnavailable(f"prefill failed: {exc!r}"))
         batch.join(arrivals)
 
-    def _prompt_ids(self, request: GenerationRequest) -> list[int]:
+    def _prompt_ids(self, row: Row) -> list[int]:
+        messages = list(row.request.messages)
+        if row.view is not None:
+            text = self.tokenizer.apply_chat_template(
+                messages, add_generation_prompt=True, tokenize=False
+            )
+            return row.view.encode(text)
         encoded = self.tokenizer.apply_chat_template(
-            list(request.messages), add_generation_prompt=True, tokenize=True, return_dict=True
+            messages, add_generation_prompt=True, tokenize=True, return_dict=True
         )
         return list(encoded["input_ids"])
 
@@ -210,28 +264,32 @@ class TransformersEngine:
 
         request = row.request
         row.started = time.perf_counter()
-        assert self.compiler is not None
+        compiler = row.compiler or self.compiler
+        assert compiler is not None
         if request.schema is not None:
-            constraint = self.compiler.compile(request.schema, unit=request.key or "<request>")
+            constraint = compiler.compile(request.schema, unit=request.key or "<request>")
             row.processor = constraint.new_processor()
-        tokens = self._prompt_ids(request)
+        tokens = self._prompt_ids(row)
+        namespace = self._namespace
+        if row.view is not None:
+            namespace = f"{namespace}|terms:{row.view.fingerprint}"
         limit = getattr(self.model.config, "max_position_embeddings", None)
         if limit and len(tokens) + request.max_new_tokens > limit:
             raise ContextTooLong(
                 f"{request.key or 'request'}: prompt of {len(tokens)} tokens plus a budget of "
                 f"{request.max_new_tokens} exceeds the model's context of {limit} tokens"
             )
-        hit = (
-            self.prefix_cache.lookup(self._namespace, tokens)
-            if self.prefix_cache.max_bytes
-            else None
-        )
+        hit = self.prefix_cache.lookup(namespace, tokens) if self.prefix_cache.max_bytes else None
         start = hit.length if hit else 0
         if request.deadline is not None and time.monotonic() > request.deadline:
             raise EngineTimeout(f"{request.key or 'request'}: deadline passed while queued")
         forward_started = time.perf_counter()
+        ids = torch.tensor([tokens[start:]], device=self.model.device)
+        inputs = {"input_ids": ids}
+        if row.view is not None:
+            inputs = {"inputs_embeds": row.view.embed(ids, self.model.get_input_embeddings())}
         out = self.model(
-            input_ids=torch.tensor([tokens[start:]], device=self.model.device),
+            **inputs,
             position_ids=torch.arange(start, len(tokens), device=self.model.device)[None],
             cache=hit.kv if hit else None,
             use_cache=True,
@@ -241,8 +299,13 @@ class TransformersEngine:
         row.prefill_ms = (now - row.started) * 1000
         row.prompt_tokens, row.cached_tokens = len(tokens), start
         row.logits, row.last_token, row.position = out.logits[0, -1], tokens[-1], len(tokens)
+        if row.view is not None:
+            assert self._head is not None
+            assert self._head.last is not None
+            extra = row.view.extra_logits(self._head.last[0, -1])
+            row.logits = torch.cat([row.logits, extra.to(row.logits.dtype)])
         if self.prefix_cache.max_bytes:
-            self.prefix_cache.insert(self._namespace, tokens, out.cache, tag=request.key)
+            self.prefix_cache.insert(namespace, tokens, out.cache, tag=request.key)
         if not kv.is_batchable(out.cache):
             self._max_rows = 1  # an unsupported cache layout: one request at a time
         return row, out.cache, len(tokens)

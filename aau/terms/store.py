@@ -205,6 +205,7 @@ class TermStore:
             TermDictionaryError: any file is bad, two dictionaries give one surface form two
                 meanings, or a name is taken; nothing was applied.
         """
+        self._require(tenant)  # before reading files: the cheaper and clearer mistake
         new: list[tuple[TermDictionary, bytes, str]] = []
         for source in sources:
             if isinstance(source, TermDictionary):

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from aau.errors import TermDictionaryError
-from aau.terms import load_dictionary, parse_dictionary
 from aau.terms import dictionary as dictionary_module
+from aau.terms import load_dictionary, parse_dictionary
 
 TSV = """\
 # name: treasury

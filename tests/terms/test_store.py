@@ -10,8 +10,12 @@ import pytest
 from aau.errors import TermDictionaryError, UnknownTenant
 from aau.terms import TermStore, parse_dictionary
 
-SHIPPED = [parse_dictionary("term\tcanonical\tcategory\nswap\tswap\tinstrument\n"
-                            "late payment\tlate payment\tclause\n", file="shipped.tsv")]  # fmt: skip
+SHIPPED = [
+    parse_dictionary(
+        "term\tcanonical\tcategory\nswap\tswap\tinstrument\nlate payment\tlate payment\tclause\n",
+        file="shipped.tsv",
+    )
+]
 TEXT = "Acme's widget pack is under the late payment swap terms."
 
 
@@ -38,21 +42,25 @@ def test_an_upload_is_active_at_the_tenants_next_request(store: TermStore, tmp_p
     store.add("acme", [write(tmp_path, "acme.tsv", "widget pack\tWP-1\tproduct")])
     assert canon(store, "acme")[0] == ("widget pack", "WP-1")
     assert [(i.tenant, i.name, i.terms) for i in store.list("acme")] == [
-        (None, "shipped", 2), ("acme", "acme", 1)
-    ]  # fmt: skip
+        (None, "shipped", 2),
+        ("acme", "acme", 1),
+    ]
 
 
 def test_one_tenants_upload_changes_nothing_for_another(store: TermStore, tmp_path: Path) -> None:
     before = store.term_set("globex")
-    store.add("acme", [write(tmp_path, "acme.tsv", "widget pack\tWP-1\tproduct",
-                             "swap\tACME-SWAP\tproduct")])  # fmt: skip
+    store.add(
+        "acme",
+        [write(tmp_path, "acme.tsv", "widget pack\tWP-1\tproduct", "swap\tACME-SWAP\tproduct")],
+    )
     after = store.term_set("globex")
     assert after.fingerprint == before.fingerprint
     assert canon(store, "globex") == [("late payment", "late payment"), ("swap", "swap")]
     assert ("swap", "ACME-SWAP") in canon(store, "acme")  # a tenant's own meaning wins
-    assert store.term_set(None).fingerprint == TermStore(
-        store.root, shipped=SHIPPED
-    ).term_set(None).fingerprint  # fmt: skip
+    assert (
+        store.term_set(None).fingerprint
+        == TermStore(store.root, shipped=SHIPPED).term_set(None).fingerprint
+    )
 
 
 def test_an_upload_with_one_bad_file_applies_nothing(store: TermStore, tmp_path: Path) -> None:
