@@ -17,12 +17,15 @@ from aau.errors import (
     FallbacksExhausted,
     InputError,
     SpecError,
+    TermDictionaryError,
     UnitRunError,
+    UnknownTenant,
     ValidationFailed,
 )
 from aau.ingest import Document, load_document
 from aau.pipeline import Pipeline, PipelineResult, UnitResult, load_unit, run
 from aau.spec.model import UnitSpec
+from aau.terms import TermDictionary, TermHit, TermSet, TermStore, load_dictionary
 
 __all__ = [
     "AAUError",
@@ -36,11 +39,18 @@ __all__ = [
     "Pipeline",
     "PipelineResult",
     "SpecError",
+    "TermDictionary",
+    "TermDictionaryError",
+    "TermHit",
+    "TermSet",
+    "TermStore",
     "UnitResult",
     "UnitRunError",
     "UnitSpec",
+    "UnknownTenant",
     "ValidationFailed",
     "build_engine",
+    "load_dictionary",
     "load_document",
     "load_unit",
     "run",

@@ -35,8 +35,8 @@ __all__ = [
     "SpecError",
     "TermDictionaryError",
     "UngroundedOutput",
-    "UnknownTenant",
     "UnitRunError",
+    "UnknownTenant",
     "ValidationFailed",
 ]
 
