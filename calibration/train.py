@@ -9,13 +9,19 @@ the reliability diagram ``calibration/reliability.png``.
 
 Fitting (``fit_calibrator``): a share of the training texts is held back; the network is fitted
 on the rest with early stopping on the held-back texts, which then also fit a Platt rescaling of
-its logit. Copies of some rows with their OCR or coherence signals masked teach the network what
-a missing signal means, since the labelled runs always have both.
+its logit. Copies of some rows with their OCR, coherence or agreement signals masked teach the
+network what a missing signal means, since the labelled runs always have them.
+
+The acceptance threshold (``policy.threshold`` of the units) is chosen on the training texts
+alone (``choose_thresholds``): k-fold cross-validation fits a calibrator on k-1 folds and scores
+the held-out fold, and the threshold at which selection over those out-of-fold confidences is
+right most often wins. The validation texts are only ever measured.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json as jsonlib
 import random
@@ -33,10 +39,12 @@ from aau.calibration.features import (
     FEATURE_SPEC,
     FeatureSpec,
     PathObservation,
+    agreement_signals,
     generation_signals,
+    output_normalizers,
     span_signals,
 )
-from aau.calibration.report import EvaluatedAnswer, summarize
+from aau.calibration.report import EvaluatedAnswer, selection_accuracy, summarize
 from aau.calibration.report import report as print_report
 from aau.engines.base import Generation
 from calibration.runs import HERE, REPO, build_runs, load_config, load_runs
@@ -44,20 +52,25 @@ from calibration.runs import HERE, REPO, build_runs, load_config, load_runs
 __all__ = [
     "ARTIFACT",
     "LabelledAnswer",
+    "ThresholdChoice",
     "TrainingSettings",
     "calibrate",
+    "choose_threshold",
+    "choose_thresholds",
+    "cross_validated",
     "evaluate",
     "fit_calibrator",
     "labelled_answers",
     "main",
     "split_texts",
+    "threshold_grid",
 ]
 
 ARTIFACT = HERE / "calibrator.pt"
 REPORT_PNG = HERE / "reliability.png"
 HEADLINE = ("ece", "ece_raw", "brier", "selection_accuracy", "best_single_path_accuracy")
 _MASKABLE = (("ocr_quality", "ocr_document_quality"),
-             ("coherence_neighbours", "coherence_description"))  # fmt: skip
+             ("coherence_neighbours", "coherence_description"), ("agreement",))  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +103,39 @@ class TrainingSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class ThresholdSettings:
+    """How the threshold is chosen (``threshold:`` in ``calibration/config.yaml``).
+
+    Attributes:
+        folds: cross-validation folds of the training texts.
+        seed: seeds the assignment of texts to folds.
+        low: the lowest threshold tried (below 0.5 an answer is accepted that is more likely
+            wrong than right).
+        high: the highest (1.0: never accept early; the most confident answer wins).
+        step: the spacing of the thresholds tried.
+    """
+
+    folds: int = 5
+    seed: int = 29
+    low: float = 0.5
+    high: float = 1.0
+    step: float = 0.01
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any]) -> ThresholdSettings:
+        """Settings from a config mapping; unknown keys are refused."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"unknown threshold settings {unknown}. Available: {sorted(known)}")
+        settings = cls(**data)
+        if settings.folds < 2 or not 0 <= settings.low <= settings.high <= 1 or settings.step <= 0:
+            raise ValueError(f"threshold settings need folds >= 2, 0 <= low <= high <= 1 and "
+                             f"step > 0; got {settings}")  # fmt: skip
+        return settings
+
+
+@dataclass(frozen=True, slots=True)
 class LabelledAnswer:
     """One path's answer from the labelled runs.
 
@@ -112,17 +158,37 @@ class LabelledAnswer:
     cases: tuple[str, ...] = ()
 
 
-def labelled_answers(records: Sequence[Mapping[str, Any]]) -> list[LabelledAnswer]:
+def labelled_answers(
+    records: Sequence[Mapping[str, Any]],
+    normalizers: Mapping[str, Mapping[str, str]] | None = None,
+) -> list[LabelledAnswer]:
     """Flatten the run records into one labelled answer per path per text case.
 
-    The model's token signals and the span signals are recomputed from the stored tokens and
-    spans, so a change to ``generation_signals`` or ``span_signals`` needs no new runs.
+    The model's token signals, the span signals and agreement are recomputed from the stored
+    tokens, spans and outputs, so a change to ``generation_signals``, ``span_signals`` or
+    ``agreement_signals`` needs no new runs. Every path ran on every text, so each answer's
+    witnesses are the other paths that produced an output, as a calibrated unit run has them.
+
+    Args:
+        records: the labelled runs (``calibration.runs.load_runs``).
+        normalizers: unit name -> output field -> normalizer name; default: read from the
+            units' files (``output_normalizers``).
     """
+    if normalizers is None:
+        from aau.spec.model import UnitSpec
+
+        names = {record["unit"] for record in records}
+        normalizers = {
+            n: output_normalizers(UnitSpec.from_file(REPO / "units" / f"{n}.yaml")) for n in names
+        }
     answers = []
     for record in records:
-        for row in record["rows"]:
+        outputs = [row["output"] for row in record["rows"]]
+        for index, row in enumerate(record["rows"]):
             signals = dict(row["signals"])
             signals |= span_signals({k: (v[0], v[1]) for k, v in row.get("spans", {}).items()})
+            witnesses = outputs[:index] + outputs[index + 1 :]
+            signals |= agreement_signals(row["output"], witnesses, normalizers.get(record["unit"]))
             if "generation" in row:
                 tokens = row["generation"]
                 generation = Generation(
@@ -328,6 +394,124 @@ def evaluate(calibrator: Calibrator, answers: Sequence[LabelledAnswer]) -> list[
     ]
 
 
+def threshold_grid(low: float, high: float, step: float) -> tuple[float, ...]:
+    """The thresholds tried: ``low`` to ``high`` inclusive, ``step`` apart (rounded)."""
+    count = int(round((high - low) / step, 9))
+    return tuple(round(min(low + i * step, high), 6) for i in range(count + 1))
+
+
+def cross_validated(
+    answers: Sequence[LabelledAnswer],
+    settings: TrainingSettings,
+    *,
+    folds: int,
+    seed: object,
+    spec: FeatureSpec = FEATURE_SPEC,
+) -> list[EvaluatedAnswer]:
+    """Out-of-fold confidences: each text scored by a calibrator fitted on the other folds.
+
+    Texts go to folds by a seeded hash of their key (a scan with the text it was made from), so
+    no answer is scored by a calibrator that saw its text.
+    """
+    fold_of = {key: min(int(_fraction(seed, key) * folds), folds - 1)
+               for key in {a.key for a in answers}}  # fmt: skip
+    evaluated: list[EvaluatedAnswer] = []
+    for fold in range(folds):
+        fit = [a for a in answers if fold_of[a.key] != fold]
+        held = [a for a in answers if fold_of[a.key] == fold]
+        if not fit or not held:
+            continue
+        calibrator = fit_calibrator(
+            [a.observation for a in fit], [a.is_correct for a in fit], [a.text for a in fit],
+            settings, spec=spec,
+        )  # fmt: skip
+        evaluated += evaluate(calibrator, held)
+    return evaluated
+
+
+@dataclass(frozen=True, slots=True)
+class ThresholdChoice:
+    """The threshold cross-validation picked for one unit, or for all units together.
+
+    Attributes:
+        scope: the unit's name, or ``overall``.
+        threshold: the chosen threshold.
+        accuracy: out-of-fold selection accuracy at it.
+        tied: lowest and highest threshold of the run of equally accurate ones it lies in.
+        best_single_path: the best single path out of fold, and its accuracy.
+        texts: the texts measured.
+    """
+
+    scope: str
+    threshold: float
+    accuracy: float
+    tied: tuple[float, float]
+    best_single_path: tuple[str, float]
+    texts: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form, stored in the calibrator's metadata."""
+        return {"threshold": self.threshold, "accuracy": round(self.accuracy, 4),
+                "tied": list(self.tied), "best_single_path": self.best_single_path[0],
+                "best_single_path_accuracy": round(self.best_single_path[1], 4),
+                "texts": self.texts}  # fmt: skip
+
+
+def choose_threshold(
+    evaluated: Sequence[EvaluatedAnswer], grid: Sequence[float], scope: str = "overall"
+) -> ThresholdChoice:
+    """The threshold of ``grid`` at which selection over ``evaluated`` is right most often.
+
+    Ties are common (selection changes only where a confidence crosses the threshold); the
+    choice is the middle of the longest run of consecutive tied thresholds (the lower middle
+    for an even run, the lowest run when two are as long): the point farthest from where
+    accuracy drops, so the least sensitive to how the folds fell.
+    """
+    if not grid:
+        raise ValueError("no thresholds to choose from")
+    units = {a.unit for a in evaluated}
+    # Compared as counts of right texts: equal accuracies are then exactly equal.
+    texts = len({(a.unit, a.text) for a in evaluated})
+    right = [round(selection_accuracy(evaluated, dict.fromkeys(units, t)) * texts) for t in grid]
+    best = max(right)
+    runs: list[list[int]] = []
+    for index, count in enumerate(right):
+        if count != best:
+            continue
+        if runs and runs[-1][-1] == index - 1:
+            runs[-1].append(index)
+        else:
+            runs.append([index])
+    longest = max(runs, key=len)  # max keeps the first (lowest) of equally long runs
+    chosen = longest[(len(longest) - 1) // 2]
+    summary = summarize(evaluated, dict.fromkeys(units, grid[chosen]))
+    return ThresholdChoice(
+        scope=scope, threshold=grid[chosen], accuracy=best / texts if texts else 0.0,
+        tied=(grid[longest[0]], grid[longest[-1]]), best_single_path=summary.best_single_path,
+        texts=texts,
+    )  # fmt: skip
+
+
+def choose_thresholds(
+    answers: Sequence[LabelledAnswer],
+    settings: TrainingSettings,
+    choice: ThresholdSettings,
+    *,
+    spec: FeatureSpec = FEATURE_SPEC,
+) -> dict[str, ThresholdChoice]:
+    """Per unit and ``overall``, the threshold cross-validation on ``answers`` picks.
+
+    ``answers`` are the training texts only: the validation texts never take part in a choice
+    they are later used to measure.
+    """
+    evaluated = cross_validated(answers, settings, folds=choice.folds, seed=choice.seed, spec=spec)
+    grid = threshold_grid(choice.low, choice.high, choice.step)
+    units = sorted({a.unit for a in evaluated})
+    choices = {u: choose_threshold([a for a in evaluated if a.unit == u], grid, u) for u in units}
+    choices["overall"] = choose_threshold(evaluated, grid)
+    return choices
+
+
 def _thresholds(units: Sequence[str]) -> dict[str, float]:
     from aau.spec.model import UnitSpec
 
@@ -345,6 +529,11 @@ def calibrate(
     print_fn: Any = print,
 ) -> dict[str, Any]:
     """Fit the calibrator from the labelled runs and measure it on the validation texts.
+
+    First the thresholds are chosen by cross-validation on the training texts and printed
+    (``choose_thresholds``); the units' files are not rewritten, so a unit whose
+    ``policy.threshold`` differs from the choice gets a warning. Selection on the validation
+    texts uses the units' own thresholds.
 
     Args:
         report: print the full report and write the reliability diagram.
@@ -367,6 +556,10 @@ def calibrate(
     train = [a for a in answers if a.key not in validation]
     held = [a for a in answers if a.key in validation]
     settings = TrainingSettings.from_mapping(config["training"])
+    threshold_settings = ThresholdSettings.from_mapping(config.get("threshold", {}))
+    choices = choose_thresholds(train, settings, threshold_settings)
+    thresholds = _thresholds(config["runs"]["units"])
+    _print_thresholds(choices, thresholds, threshold_settings, print_fn)
     fingerprint = hashlib.sha256(
         "".join(sorted(f"{a.text}{a.observation.path}" for a in answers)).encode()
     ).hexdigest()
@@ -375,10 +568,13 @@ def calibrate(
         settings, version=str(config.get("version", 1)),
         metadata={"units": list(config["runs"]["units"]), "data_sha256": fingerprint,
                   "train_texts": len({a.key for a in train}),
-                  "validation_texts": len(validation)},
+                  "validation_texts": len(validation),
+                  "threshold_cross_validation": {
+                      "settings": dataclasses.asdict(threshold_settings),
+                      "choices": {k: c.to_dict() for k, c in choices.items()}},
+                  "thresholds": thresholds},
     )  # fmt: skip
     evaluated = evaluate(calibrator, held)
-    thresholds = _thresholds(config["runs"]["units"])
     # The JSON line must close the output, after the summary line below, so it is printed here.
     figures = print_report(
         evaluated, thresholds, png=png if report else None, json=False,
@@ -398,6 +594,36 @@ def calibrate(
     if json:
         print_fn(jsonlib.dumps({k: figures[k] for k in HEADLINE}))
     return figures
+
+
+def _print_thresholds(
+    choices: Mapping[str, ThresholdChoice],
+    thresholds: Mapping[str, float],
+    settings: ThresholdSettings,
+    print_fn: Any,
+) -> None:
+    print_fn(
+        f"policy.threshold by {settings.folds}-fold cross-validation on the training texts "
+        f"(scans counted as texts; thresholds {settings.low:.2f}-{settings.high:.2f} by "
+        f"{settings.step:g}; the most right selections out of fold, ties: the middle of the "
+        "longest tied run):"
+    )
+    for scope, choice in choices.items():
+        path, accuracy = choice.best_single_path
+        print_fn(
+            f"  {scope:<18} {choice.threshold:.2f}  (selection {choice.accuracy:.4f} on "
+            f"{choice.texts} texts, tied {choice.tied[0]:.2f}-{choice.tied[1]:.2f}; best single "
+            f"path {path} {accuracy:.4f})"
+        )
+    differ = [u for u, t in thresholds.items() if u in choices and t != choices[u].threshold]
+    print_fn(
+        "selection on the validation texts uses each unit's policy.threshold (units/*.yaml): "
+        + ", ".join(f"{u} {t:.2f}" for u, t in thresholds.items())
+        + ("; each the cross-validated choice" if not differ else "")
+    )
+    for unit in differ:
+        print_fn(f"warning: units/{unit}.yaml has policy.threshold {thresholds[unit]:.2f}; "
+                 f"cross-validation picks {choices[unit].threshold:.2f}")  # fmt: skip
 
 
 def _write_summary(path: Path, calibrator: Calibrator, figures: Mapping[str, Any]) -> None:

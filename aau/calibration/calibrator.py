@@ -187,14 +187,19 @@ class Calibrator:
         description: str,
         generation: Generation | None = None,
         document: Document | None = None,
+        witnesses: Sequence[Mapping[str, Any]] = (),
+        normalizers: Mapping[str, str] | None = None,
     ) -> float:
         """Calibrated confidence of one path's answer (see ``aau.calibration.features.observe``).
 
         Coherence uses this calibrator's embedder; without one those signals are missing.
+        ``witnesses`` are the other paths' outputs on the same text, compared field by field
+        through ``normalizers``; without any, agreement is missing.
         """
         observation = observe(
             path, answer, outcome=outcome, text=text, description=description,
             generation=generation, document=document, embedder=self.embedder,
+            witnesses=witnesses, normalizers=normalizers,
         )  # fmt: skip
         return self.score(observation)
 

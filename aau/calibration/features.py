@@ -4,11 +4,13 @@ A unit run tries its paths (the model, then the CRF, then the heuristic) and eac
 with signals of its own kind: token log-probabilities and entropies for the model, marginals for
 the CRF, rule strength and competing matches for the heuristic. ``observe`` gathers them, with
 the signals every path shares (the path's own confidence, whether it answered "no value", the
-validator's outcome, the OCR quality of the text under the answer and how well the sentence
-holding the answer fits its neighbours and the unit's description), into a ``PathObservation``.
+validator's outcome, the OCR quality of the text under the answer, how well the sentence holding
+the answer fits its neighbours and the unit's description, and how many of the other paths'
+answers on the same text equal it), into a ``PathObservation``.
 
 ``FEATURE_SPEC`` turns an observation into the calibrator's input vector. A signal can be
-missing (a path that never ran, a text not read from a document, no embedding model installed):
+missing (a path that never ran, a text not read from a document, no embedding model installed,
+no other path that answered):
 the spec gives each signal an explicit missing indicator and imputes the training mean, so a
 missing signal is an input like any other and never an error. A calibrator artifact stores the
 spec it was fitted with; ``aau.calibration.calibrator`` refuses one fitted for another spec.
@@ -22,12 +24,14 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from aau.engines.base import Generation
     from aau.fallbacks.base import PathAnswer
     from aau.ingest import Document
+    from aau.spec.model import UnitSpec
 
 __all__ = [
     "FEATURE_SPEC",
@@ -38,9 +42,12 @@ __all__ = [
     "Outcome",
     "PathObservation",
     "SentenceEmbedder",
+    "agreement_signals",
     "coherence_signals",
     "generation_signals",
     "observe",
+    "output_normalizers",
+    "same_output",
     "sentence_around",
     "span_signals",
 ]
@@ -158,7 +165,7 @@ class FeatureSpec:
 
 
 FEATURE_SPEC = FeatureSpec(
-    version=1,
+    version=2,
     paths=PATHS,
     outcomes=OUTCOMES,
     features=(
@@ -188,6 +195,8 @@ FEATURE_SPEC = FeatureSpec(
         # context coherence (all-MiniLM-L6-v2)
         Feature("coherence_neighbours"),
         Feature("coherence_description"),
+        # v2: the share of the other paths' answers on the same text that equal this one
+        Feature("agreement"),
     ),
 )
 """The feature spec this version of AAU reads observations with."""
@@ -380,6 +389,84 @@ def coherence_signals(
     return signals
 
 
+def output_normalizers(spec: UnitSpec) -> dict[str, str]:
+    """Output field -> the normalizer named by the unit's first fallback that fills the field.
+
+    Two paths write the same value in different forms (the model ``boxes``, the CRF ``box``);
+    comparing them through the unit's own normalizer makes equal values equal.
+    """
+    names: dict[str, str] = {}
+    for fallback in spec.fallbacks:
+        for name, mapping in getattr(fallback, "fields", {}).items():
+            normalizer = getattr(mapping, "normalize", None)
+            if isinstance(normalizer, str):
+                names.setdefault(name, normalizer)
+    return names
+
+
+@lru_cache(maxsize=4096)  # a date normalizer parses (about 1 ms); a batch repeats its values
+def _normalized(normalizer: str, value: str) -> Any:
+    from aau.fallbacks.normalize import NORMALIZERS
+
+    try:
+        result = NORMALIZERS[normalizer](value)
+    except Exception:  # an unknown name, or a value it cannot read: compare it as written
+        return value
+    return value if result is None else result
+
+
+def _comparable(value: Any) -> Any:
+    if isinstance(value, bool):
+        return ("bool", value)  # True == 1.0 in Python; not as an answer
+    if value is None:
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        return value.strip().casefold()
+    return json.dumps(value, sort_keys=True)  # lists and objects compare by their JSON
+
+
+def _same_value(a: Any, b: Any, normalizer: str | None) -> bool:
+    if _comparable(a) == _comparable(b):
+        return True
+    if normalizer is None or not isinstance(a, str) or not isinstance(b, str):
+        return False
+    return _comparable(_normalized(normalizer, a)) == _comparable(_normalized(normalizer, b))
+
+
+def same_output(
+    a: Mapping[str, Any], b: Mapping[str, Any], normalizers: Mapping[str, str] | None = None
+) -> bool:
+    """Whether two answers say the same thing.
+
+    Every field equal: numbers as floats, strings case-insensitively or else after the field's
+    normalizer (``normalizers``: field -> normalizer name, see ``output_normalizers``).
+    """
+    if set(a) != set(b):
+        return False
+    names = normalizers or {}
+    return all(_same_value(a[k], b[k], names.get(k)) for k in a)
+
+
+def agreement_signals(
+    output: Mapping[str, Any],
+    witnesses: Sequence[Mapping[str, Any]],
+    normalizers: Mapping[str, str] | None = None,
+) -> dict[str, float]:
+    """The share of the other paths' answers on the same text (``witnesses``) equal to ``output``.
+
+    A witness is every other path that produced an output, valid or not (validity is a signal
+    of its own). Paths that read a text differently rarely err alike, so agreement is strong
+    evidence that a path is right, and disagreement that one of them is wrong. Missing (empty)
+    without witnesses.
+    """
+    if not witnesses:
+        return {}
+    agreeing = sum(same_output(output, other, normalizers) for other in witnesses)
+    return {"agreement": agreeing / len(witnesses)}
+
+
 def _ocr_signals(
     document: Document | None, spans: Mapping[str, tuple[int, int]]
 ) -> dict[str, float]:
@@ -401,6 +488,8 @@ def observe(
     generation: Generation | None = None,
     document: Document | None = None,
     embedder: SentenceEmbedder | None = None,
+    witnesses: Sequence[Mapping[str, Any]] = (),
+    normalizers: Mapping[str, str] | None = None,
 ) -> PathObservation:
     """Gather every signal of one path's answer.
 
@@ -414,6 +503,10 @@ def observe(
         document: the document ``text`` was read from (``Document.from_text`` for native
             text); None when unknown, which leaves the OCR signals missing.
         embedder: sentence embeddings for coherence; None leaves them missing.
+        witnesses: the outputs of the other paths that answered the same text; none leaves
+            agreement missing.
+        normalizers: output field -> normalizer name, to compare with the witnesses
+            (``output_normalizers``).
 
     Returns:
         The observation ``FEATURE_SPEC`` reads.
@@ -432,4 +525,5 @@ def observe(
     signals |= span_signals(answer.spans)
     signals |= _ocr_signals(document, answer.spans)
     signals |= coherence_signals(text, answer.spans, description, embedder)
+    signals |= agreement_signals(answer.output, witnesses, normalizers)
     return PathObservation(path=path, outcome=outcome, signals=signals)

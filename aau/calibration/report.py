@@ -31,12 +31,13 @@ __all__ = [
     "expected_calibration_error",
     "reliability_bins",
     "report",
+    "selection_accuracy",
     "summarize",
     "write_reliability_diagram",
 ]
 
 
-SWEEP = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95)
+SWEEP = (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0)
 """Thresholds the report measures selection at, besides the units' own."""
 
 
@@ -164,6 +165,17 @@ class Summary:
         return max(self.path_accuracy.items(), key=lambda kv: kv[1])
 
 
+def _groups(answers: Sequence[EvaluatedAnswer]) -> dict[tuple[str, str], list[EvaluatedAnswer]]:
+    """The answers of each (unit, text), in the order a run tries their paths."""
+    order = {p: i for i, p in enumerate(PATHS)}
+    groups: dict[tuple[str, str], list[EvaluatedAnswer]] = {}
+    for answer in answers:
+        groups.setdefault((answer.unit, answer.text), []).append(answer)
+    for group in groups.values():
+        group.sort(key=lambda a: order.get(a.path, len(order)))
+    return groups
+
+
 def _selection_accuracy(
     groups: Mapping[tuple[str, str], list[EvaluatedAnswer]],
     thresholds: Mapping[str, float],
@@ -175,6 +187,21 @@ def _selection_accuracy(
         chosen = select(candidates, thresholds.get(unit, 0.5))
         right += chosen is not None and answers[chosen].is_correct
     return right / len(groups) if groups else 0.0
+
+
+def selection_accuracy(
+    answers: Sequence[EvaluatedAnswer], thresholds: Mapping[str, float], *, raw: bool = False
+) -> float:
+    """Share of texts whose answer ``select`` picks is right.
+
+    Args:
+        answers: evaluated answers; those with the same unit and text compete.
+        thresholds: unit name -> acceptance threshold (0.5 when absent).
+        raw: select with the paths' own confidences instead of the calibrated ones.
+    """
+    return _selection_accuracy(
+        _groups(answers), thresholds, (lambda a: a.raw) if raw else (lambda a: a.calibrated)
+    )
 
 
 def summarize(
@@ -193,11 +220,7 @@ def summarize(
         bins: bins of the calibration error.
     """
     order = {p: i for i, p in enumerate(PATHS)}
-    groups: dict[tuple[str, str], list[EvaluatedAnswer]] = {}
-    for answer in answers:
-        groups.setdefault((answer.unit, answer.text), []).append(answer)
-    for group in groups.values():  # selection tries paths in the run's order
-        group.sort(key=lambda a: order.get(a.path, len(order)))
+    groups = _groups(answers)
     valid = [a for a in answers if a.is_valid]
     correct = [a.is_correct for a in valid]
     calibrated = [a.calibrated for a in valid]
@@ -321,6 +344,8 @@ def report(
     )
     for summary in [*summaries, overall]:
         print_fn(_row(summary))
+    print_fn("selection at the units' thresholds: "
+             + ", ".join(f"{u} {thresholds.get(u, 0.5):.2f}" for u in units))  # fmt: skip
     cases = sorted({c for a in answers for c in a.cases})
     for case in cases:
         print_fn(_row(summarize([a for a in answers if case in a.cases], thresholds,

@@ -6,6 +6,7 @@
 ``aau schema``   the JSON Schema of the unit file format
 ``aau train UNIT...``   train the units' CRF paths, print held-out precision/recall/F1
 ``aau grammar build [--check]``   regenerate the ANTLR parsers of ``grammars/*.g4``
+``aau termdict …``   tenants' term dictionaries (``aau.cli.termdict``)
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from aau.cli.termdict import add_termdict_parser
 from aau.errors import AAUError, InputError, SpecError
 
 __all__ = ["main"]
@@ -38,20 +40,30 @@ def _add_engine_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--device", help="cpu, cuda, auto")
     group.add_argument("--dtype", choices=["float32", "bfloat16", "float16", "auto"])
     group.add_argument("--no-model", action="store_true", help="run fallback paths only")
+    group.add_argument(
+        "--term-merging",
+        action="store_true",
+        default=None,
+        help="read dictionary terms as merged tokens (default: annotate only)",
+    )
+    parser.add_argument("--tenant", help="whose term dictionaries apply (batch: per line)")
+    parser.add_argument("--terms-store", help="term store folder (default: AAU_TERMS_DIR)")
 
 
 def _pipeline(args: argparse.Namespace):  # noqa: ANN202  # aau.Pipeline, imported lazily
     from aau.engines.registry import EngineConfig
     from aau.pipeline import Pipeline
+    from aau.terms import TermStore
 
     units = [_load(p) for p in _unit_paths(args.units)]
+    terms = TermStore(args.terms_store)
     if args.no_model:
-        return Pipeline(units, engine=False)
+        return Pipeline(units, engine=False, terms=terms)
     config = EngineConfig.from_sources(
         args.engine_config, backend=args.backend, model=args.model, device=args.device,
-        dtype=args.dtype,
+        dtype=args.dtype, term_merging=args.term_merging,
     )  # fmt: skip
-    return Pipeline(units, engine=config)
+    return Pipeline(units, engine=config, terms=terms)
 
 
 def _load(path: Path):  # noqa: ANN202
@@ -110,7 +122,11 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    """Fit the calibrator from labelled runs of the shipped units; print validation figures."""
+    """Fit the calibrator from labelled runs of the shipped units; print thresholds and figures.
+
+    The thresholds are those cross-validation on the training texts picks; the figures are
+    measured on the validation texts.
+    """
     root = Path(args.root).resolve()
     if not (root / "calibration" / "train.py").is_file():
         print(f"error: {root} has no calibration/train.py; run `aau calibrate` from a source "
@@ -155,7 +171,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"error: {exc} [{exc.code}]", file=sys.stderr)
     else:
         unreadable = False
-        result = pipeline.run(source)
+        result = pipeline.run(source, tenant=args.tenant)
     if args.json:
         print(json.dumps(result.to_dict(), ensure_ascii=False))
     else:
@@ -170,7 +186,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
     pipeline = _pipeline(args)
     count = asyncio.run(
         run_batch(pipeline, Path(args.input), Path(args.output),
-                  concurrency=args.concurrency, languages=args.lang)
+                  concurrency=args.concurrency, languages=args.lang, tenant=args.tenant)
     )  # fmt: skip
     print(f"wrote {count} lines to {args.output}", file=sys.stderr)
     return 0
@@ -192,7 +208,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("units", nargs="+", help="unit files or folders")
     p.set_defaults(func=cmd_train)
 
-    p = sub.add_parser("calibrate", help="fit the confidence calibrator from labelled runs")
+    p = sub.add_parser(
+        "calibrate", help="fit the confidence calibrator and choose thresholds from labelled runs"
+    )
     p.add_argument(
         "--report",
         action="store_true",
@@ -228,6 +246,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--lang", default="eng", help="tesseract languages for scans (eng+deu…)")
     _add_engine_options(p)
     p.set_defaults(func=cmd_batch)
+
+    add_termdict_parser(sub)
     return parser
 
 

@@ -8,6 +8,12 @@ invalid JSON, a broken fallback — ends as a ``UnitResult``; nothing escapes to
 Selection: the first path whose confidence reaches ``policy.threshold`` is accepted; when none
 does, the most confident schema-valid answer is delivered; when no path produced a valid answer,
 the run fails with ``fallbacks_exhausted`` (or the single path's own error code).
+
+With a calibrator, a path is scored only once every other path has had its say: before the first
+scoring the fallbacks not yet tried run as witnesses (milliseconds each), and whether the scored
+answer equals theirs is one of the calibrator's signals. Their answers are kept, so the chain
+never runs a path twice; the trace step after each scoring names the witnesses that ran and
+which answers agreed.
 """
 
 from __future__ import annotations
@@ -46,8 +52,11 @@ from aau.prompts.render import Layout, render_messages
 from aau.spec.model import UnitSpec
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from aau.calibration import Calibrator
     from aau.ingest import Document
+    from aau.terms import TermHit, TermSet
 
 __all__ = ["UnitRunner", "primary_confidence"]
 
@@ -108,6 +117,8 @@ class _Run:
 
     text: str
     document: Document | None = None
+    terms: TermSet | None = None
+    term_hits: Sequence[TermHit] = ()
     started: float = field(default_factory=time.perf_counter)
     path: str | None = None
     cursor: int = -1
@@ -122,6 +133,11 @@ class _Run:
     tokens: dict[str, int] = field(default_factory=dict)
     final: tuple[str, PathAnswer] | None = None
     flow_error: InputError | None = None
+    # Calibrated runs: each path's output by slot (-1 the model, i the i-th fallback), valid
+    # or not; the fallbacks' results from running as witnesses; a note for the trace.
+    outputs: dict[int, tuple[str, dict[str, Any]]] = field(default_factory=dict)
+    witnessed: dict[int, PathAnswer | AAUError] = field(default_factory=dict)
+    note: str | None = None
 
     def ms(self) -> float:
         return round((time.perf_counter() - self.started) * 1000, 3)
@@ -154,6 +170,11 @@ class UnitRunner:
         self.validator = jsonschema.Draft202012Validator(spec.output)
         self.fallbacks: list[FallbackPath] = [build_fallback(f, spec) for f in spec.fallbacks]
         self.context = PathContext(unit_name=spec.name, output_schema=spec.output)
+        self.normalizers: dict[str, str] = {}
+        if calibrator is not None:  # imported here: aau.calibration loads torch
+            from aau.calibration.features import output_normalizers
+
+            self.normalizers = output_normalizers(spec)
 
     # -- the work of each state -----------------------------------------------------------
 
@@ -170,7 +191,9 @@ class UnitRunner:
 
     def _prompting(self, run: _Run) -> str:
         try:
-            run.messages = render_messages(self.spec, run.text, self.layout)
+            run.messages = render_messages(
+                self.spec, run.text, self.layout, terms=run.terms, term_hits=run.term_hits
+            )
         except Exception as exc:  # a template error at run time is the unit author's
             run.note_error(ValidationFailed(f"{self.spec.name}: prompt rendering failed: {exc}"))
             return "fall_back"
@@ -184,6 +207,7 @@ class UnitRunner:
             max_new_tokens=self.spec.policy.max_new_tokens,
             deadline=time.monotonic() + self.spec.policy.timeout_s,
             key=self.spec.key,
+            terms=run.terms,
         )
         try:
             # The deadline is the engine's to honour; this bound holds even if one does not.
@@ -223,6 +247,7 @@ class UnitRunner:
 
     def _validating(self, run: _Run) -> str:
         assert run.answer is not None
+        run.outputs[run.cursor] = (run.path or "?", run.answer.output)  # a witness, valid or not
         error = jsonschema.exceptions.best_match(self.validator.iter_errors(run.answer.output))
         if error is None:
             try:
@@ -265,15 +290,19 @@ class UnitRunner:
         assert run.answer is not None
         assert run.path is not None
         if self.calibrator is not None:
+            ran = self._run_witnesses(run)
+            witnesses = [o for slot, o in run.outputs.items() if slot != run.cursor]
             # The path's own confidence becomes one signal among others; the calibrated
             # P(correct) is what the threshold, the attempts and the selection see.
             calibrated = self.calibrator.confidence(
                 run.path, run.answer, outcome="valid", text=run.text,
                 description=self.spec.description,
                 generation=run.generation if run.path == PRIMARY else None,
-                document=run.document,
+                document=run.document, witnesses=[output for _, output in witnesses],
+                normalizers=self.normalizers,
             )  # fmt: skip
             run.answer = dataclasses.replace(run.answer, confidence=calibrated)
+            run.note = self._witness_note(run.answer.output, ran, witnesses)
         run.attempts.append(Attempt(run.path, round(run.answer.confidence, 4)))
         run.candidates.append((run.path, run.answer))
         if run.answer.confidence >= self.spec.policy.threshold:
@@ -292,17 +321,64 @@ class UnitRunner:
                 run.final = max(run.candidates, key=lambda c: c[1].confidence)
                 return "accept"
             return "fail"
-        path = self.fallbacks[run.cursor]
-        run.path = path.name
-        try:
-            run.answer = path.extract(run.text, self.context)
-        except AAUError as exc:
-            run.note_error(exc)
+        run.path = self.fallbacks[run.cursor].name
+        result = run.witnessed.pop(run.cursor, None)  # it ran already, as a witness
+        if result is None:
+            result = self._extract(run, run.cursor)
+        if isinstance(result, AAUError):
+            run.note_error(result)
             return "fall_back"
-        except Exception as exc:  # a broken fallback must not take the unit down
-            run.note_error(ValidationFailed(f"{self.spec.name}: {path.name} path crashed: {exc!r}"))
-            return "fall_back"
+        run.answer = result
         return "validate"
+
+    def _extract(self, run: _Run, index: int) -> PathAnswer | AAUError:
+        """The answer of the fallback at ``index``, or the error it failed with."""
+        path = self.fallbacks[index]
+        try:
+            context = self.context
+            if run.term_hits:
+                context = dataclasses.replace(
+                    context, extras={**context.extras, "term_hits": run.term_hits}
+                )
+            return path.extract(run.text, context)
+        except AAUError as exc:
+            return exc
+        except Exception as exc:  # a broken fallback must not take the unit down
+            return ValidationFailed(f"{self.spec.name}: {path.name} path crashed: {exc!r}")
+
+    def _run_witnesses(self, run: _Run) -> list[str]:
+        """Run the fallbacks after the current path that have not run yet; their names.
+
+        Training compares every path with all the others (the labelled runs run them all), so
+        scoring needs them too. Errors are kept and reported when the chain reaches the path.
+        """
+        ran = []
+        for index in range(run.cursor + 1, len(self.fallbacks)):
+            if index in run.witnessed:
+                continue
+            result = run.witnessed[index] = self._extract(run, index)
+            name = self.fallbacks[index].name
+            if isinstance(result, AAUError):
+                ran.append(f"{name} ({result.code})")
+            else:
+                ran.append(name)
+                run.outputs[index] = (name, result.output)
+        return ran
+
+    def _witness_note(
+        self, output: dict[str, Any], ran: list[str], witnesses: list[tuple[str, dict[str, Any]]]
+    ) -> str:
+        """The trace's account of a scoring: the witnesses it ran, and who agreed."""
+        from aau.calibration.features import same_output
+
+        agreed = [name for name, other in witnesses if same_output(output, other, self.normalizers)]
+        parts = [f"ran witnesses {', '.join(ran)}"] if ran else []
+        if witnesses:
+            parts.append(f"agreement {len(agreed)}/{len(witnesses)}"
+                         + (f" ({', '.join(agreed)})" if agreed else ""))  # fmt: skip
+        else:
+            parts.append("no witnesses")
+        return "; ".join(parts)
 
     def _accepted(self, run: _Run) -> str:
         # A custom flow may route here without the default chain's selection (e.g. accepting
@@ -316,12 +392,19 @@ class UnitRunner:
 
     # -- the loop -------------------------------------------------------------------------
 
-    async def run(self, text: str, *, document: Document | None = None) -> UnitResult:
+    async def run(
+        self, text: str, *, document: Document | None = None, terms: TermSet | None = None,
+        term_hits: Sequence[TermHit] | None = None,
+    ) -> UnitResult:  # fmt: skip
         """Run the unit over ``text``; always returns a result.
 
         ``document`` is what ``text`` was read from (its OCR quality is a calibration signal).
+        ``terms`` is the tenant's term set and ``term_hits`` its hits in ``text`` (found here
+        when not given): templates and fallbacks read the hits, the engine may merge them.
         """
-        run = _Run(text=text, document=document)
+        if terms is not None and term_hits is None:
+            term_hits = terms.find(text)
+        run = _Run(text=text, document=document, terms=terms, term_hits=term_hits or ())
         machine = RunMachine(self.spec.flow)
         run.trace.append(TraceStep(machine.state, None, 0.0))
         while not machine.is_final:
@@ -347,6 +430,8 @@ class UnitRunner:
             detail = _detail(run.errors[-1]) if failing else None
             if event in {"accept", "score"} and run.answer is not None:
                 detail = f"confidence={run.answer.confidence:.3f}"
+            if run.note is not None:  # what the scoring just done ran and compared
+                detail, run.note = "; ".join(d for d in (detail, run.note) if d), None
             run.trace.append(TraceStep(machine.state, run.path, run.ms(), detail))
         return self._result(run)
 

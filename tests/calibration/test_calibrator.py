@@ -110,3 +110,33 @@ def test_shipped_calibrator_matches_this_feature_spec() -> None:
     calibrator = load_calibrator()
     assert calibrator.spec.digest == FEATURE_SPEC.digest
     assert all(0.0 <= s <= 1.0 for s in calibrator.score_many(OBSERVATIONS))
+
+
+def test_calibrator_fitted_before_agreement_was_a_signal_is_refused(tmp_path: Path) -> None:
+    before = dataclasses.replace(
+        FEATURE_SPEC, version=1,
+        features=tuple(f for f in FEATURE_SPEC.features if f.name != "agreement"),
+    )  # fmt: skip
+    make(before).save(tmp_path / "v1.pt", hidden=(8, 4))
+    with pytest.raises(CalibrationError) as caught:
+        load_calibrator(tmp_path / "v1.pt")
+    message = str(caught.value)
+    assert f"(v1, digest {before.digest[:12]}); this AAU reads v{FEATURE_SPEC.version}" in message
+    assert "features added: agreement" in message
+
+
+def test_confidence_compares_the_answer_with_its_witnesses() -> None:
+    from aau.fallbacks.base import PathAnswer
+
+    calibrator = make()
+    answer = PathAnswer(output={"value": 15, "unit": "boxes"}, confidence=0.6)
+    context = {"outcome": "valid", "text": "15 boxes", "description": "d"}
+    agreeing = calibrator.confidence("primary", answer, **context,
+                                     witnesses=[{"value": 15.0, "unit": "box"}],
+                                     normalizers={"unit": "unit"})  # fmt: skip
+    signals = {"confidence": 0.6, "null_answer": 0.0, "filled_share": 1.0}
+    expected = calibrator.score(PathObservation("primary", "valid", {**signals, "agreement": 1.0}))
+    assert agreeing == pytest.approx(expected)
+    alone = calibrator.confidence("primary", answer, **context)
+    assert alone == pytest.approx(calibrator.score(PathObservation("primary", "valid", signals)))
+    assert alone != pytest.approx(agreeing)

@@ -7,6 +7,7 @@ must become a missing indicator in the input vector, never an exception.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
@@ -15,13 +16,17 @@ from aau.calibration.features import (
     FEATURE_SPEC,
     PathObservation,
     SentenceEmbedder,
+    agreement_signals,
     generation_signals,
     observe,
+    output_normalizers,
+    same_output,
     sentence_around,
 )
 from aau.engines.base import Generation
 from aau.fallbacks.base import PathAnswer
 from aau.ingest import Document
+from aau.spec.model import UnitSpec
 
 TEXT = "Invoice 2024-117. Total due: EUR 1,250.00 by 30 April. Thank you for your order."
 ANSWER = PathAnswer(
@@ -31,6 +36,7 @@ ANSWER = PathAnswer(
     signals={"rule_strength": 0.85, "competing_matches": 2.0, "has_context": 1.0},
 )
 NO_MODEL = SentenceEmbedder(model_dir="/nonexistent/embedding-model")
+UNITS = Path(__file__).resolve().parents[2] / "units"
 
 
 def missing(observation: PathObservation) -> dict[str, bool]:
@@ -158,3 +164,53 @@ def test_spec_digest_changes_with_the_features() -> None:
     fewer = replace(FEATURE_SPEC, features=FEATURE_SPEC.features[:-1])
     assert fewer.digest != FEATURE_SPEC.digest
     assert type(FEATURE_SPEC).from_dict(FEATURE_SPEC.to_dict()).digest == FEATURE_SPEC.digest
+
+
+# -- agreement with the other paths ------------------------------------------------------------
+
+
+def test_agreement_is_the_share_of_witnesses_giving_the_same_answer() -> None:
+    witnesses = [
+        {"amount": 1250, "currency": "eur"},  # the same value, written otherwise
+        {"amount": 1250.0, "currency": "USD"},
+    ]
+    observation = observe(
+        "crf", ANSWER, outcome="valid", text=TEXT, description="d", witnesses=witnesses,
+        normalizers={"amount": "amount", "currency": "currency"},
+    )  # fmt: skip
+    assert observation.signals["agreement"] == 0.5
+    assert not missing(observation)["agreement"]
+    columns = dict(zip(FEATURE_SPEC.names, identity_calibrator().vector(observation), strict=True))
+    assert columns["agreement"] == 0.5
+    assert columns["agreement_missing"] == 0.0
+
+
+def test_without_witnesses_agreement_is_missing() -> None:
+    observation = observe("crf", ANSWER, outcome="valid", text=TEXT, description="d")
+    assert "agreement" not in observation.signals
+    columns = dict(zip(FEATURE_SPEC.names, identity_calibrator().vector(observation), strict=True))
+    assert columns["agreement_missing"] == 1.0
+    assert agreement_signals(ANSWER.output, []) == {}
+
+
+def test_a_no_value_answer_agrees_with_a_no_value_witness() -> None:
+    empty = {"amount": None, "currency": None}
+    assert agreement_signals(empty, [dict(empty), ANSWER.output]) == {"agreement": 0.5}
+
+
+def test_outputs_compare_through_the_units_normalizers() -> None:
+    quantity = UnitSpec.from_file(UNITS / "extract_quantity.yaml")
+    names = output_normalizers(quantity)
+    assert names == {"value": "number", "unit": "unit"}  # the CRF path's, declared first
+    model, crf = {"value": 15, "unit": "boxes"}, {"value": 15.0, "unit": "box"}
+    assert same_output(model, crf, names)
+    assert not same_output(model, crf)  # without the normalizer, "box" is not "boxes"
+    assert not same_output(model, {"value": 16, "unit": "boxes"}, names)
+    assert not same_output(model, {"value": 15}, names)  # fields differ
+    assert same_output({"value": True, "unit": None}, {"value": True, "unit": None})
+    assert not same_output({"value": True, "unit": None}, {"value": 1.0, "unit": None})
+
+
+def test_a_value_the_normalizer_cannot_read_compares_as_written() -> None:
+    assert same_output({"d": "soon"}, {"d": "Soon "}, {"d": "date"})
+    assert not same_output({"d": "soon"}, {"d": "later"}, {"d": "no_such_normalizer"})

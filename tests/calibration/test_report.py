@@ -13,6 +13,7 @@ from aau.calibration.report import (
     expected_calibration_error,
     reliability_bins,
     report,
+    selection_accuracy,
 )
 
 
@@ -74,3 +75,15 @@ def test_report_writes_the_reliability_diagram(tmp_path: Path) -> None:
     data = (tmp_path / "diagram.png").read_bytes()
     assert data.startswith(b"\x89PNG")
     assert len(data) > 10_000
+
+
+def test_report_names_the_thresholds_selection_used() -> None:
+    lines: list[str] = []
+    report(answers(), {"u": 0.6, "v": 0.9}, print_fn=lines.append)
+    assert "selection at the units' thresholds: u 0.60, v 0.90" in lines
+
+
+def test_selection_accuracy_with_calibrated_and_raw_confidences() -> None:
+    unit_u = [a for a in answers() if a.unit == "u"]
+    assert selection_accuracy(unit_u, {"u": 0.6}) == pytest.approx(0.75)  # the crf, calibrated
+    assert selection_accuracy(unit_u, {"u": 0.6}, raw=True) == 0.0  # the model, raw 0.9

@@ -74,3 +74,157 @@ def test_shipped_calibrator_scores_a_real_unit_run(find_total: UnitSpec) -> None
     result = pipeline.run(TOTAL_TEXT)["find_total"]
     assert_result_contract(result, find_total)
     assert all(0.0 <= a.confidence <= 1.0 for a in result.attempts if a.confidence is not None)
+
+
+# -- witnesses: the other paths run before a path is scored, and agreement is a signal -------
+
+
+class AgreementCalibrator:
+    """Confidence from agreement alone: 0.2 plus 0.7 times the share of agreeing witnesses."""
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []
+
+    def confidence(self, path: str, answer: Any, **context: Any) -> float:
+        from aau.calibration.features import agreement_signals
+
+        self.calls.append({"path": path, **context})
+        signals = agreement_signals(answer.output, context["witnesses"], context["normalizers"])
+        return 0.2 + 0.7 * signals.get("agreement", 0.0)
+
+
+def counting_extracts(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Records each heuristic extraction (by the text it read)."""
+    from aau.fallbacks.heuristic import HeuristicPath
+
+    calls: list[str] = []
+    original = HeuristicPath.extract
+
+    def extract(self: HeuristicPath, text: str, context: Any) -> Any:
+        calls.append(text)
+        return original(self, text, context)
+
+    monkeypatch.setattr(HeuristicPath, "extract", extract)
+    return calls
+
+
+def with_second_heuristic(spec: UnitSpec) -> UnitSpec:
+    """``find_total`` with a second heuristic reading ``Total: <amount>`` (always EUR)."""
+    data = spec.model_dump(mode="json", exclude_none=True)
+    data["fallbacks"].append({
+        "kind": "heuristic", "patterns": [{"regex": r"Total:\s*(?P<amount>\d+(?:\.\d+)?)"}],
+        "fields": {"amount": {"group": "amount", "normalize": "amount"},
+                   "currency": {"value": "EUR"}},
+    })  # fmt: skip
+    return UnitSpec.from_dict(data)
+
+
+def test_witnesses_run_before_the_primary_is_scored_and_the_trace_says_so(
+    run_unit: RunUnit, find_total: UnitSpec, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    extracts = counting_extracts(monkeypatch)
+    calibrator = FixedCalibrator({"primary": 0.9})
+    result = run(run_unit, find_total, calibrator)["find_total"]
+    assert result.path == "primary"
+    assert [a.path for a in result.attempts] == ["primary"]  # the chain stopped at the model
+    assert len(extracts) == 1  # the heuristic ran once, as a witness
+    assert calibrator.calls[0]["witnesses"] == [{"amount": 120.5, "currency": "EUR"}]
+    assert calibrator.calls[0]["normalizers"] == {"amount": "amount", "currency": "currency"}
+    accepted = result.trace[result.states.index("accepted")]
+    assert accepted.detail == "confidence=0.900; ran witnesses heuristic; agreement 1/1 (heuristic)"
+
+
+def test_a_witness_is_not_run_again_when_the_chain_reaches_it(
+    run_unit: RunUnit, find_total: UnitSpec, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    extracts = counting_extracts(monkeypatch)
+    calibrator = FixedCalibrator({"primary": 0.3, "heuristic": 0.8})
+    result = run(run_unit, find_total, calibrator)["find_total"]
+    assert result.path == "heuristic"
+    assert [a.path for a in result.attempts] == ["primary", "heuristic"]
+    assert len(extracts) == 1
+    # the heuristic's witness is the model's answer
+    assert calibrator.calls[1]["witnesses"] == [{"amount": 120.5, "currency": "EUR"}]
+    details = [s.detail for s in result.trace if s.state in {"falling_back", "accepted"}]
+    assert details[0] == "ran witnesses heuristic; agreement 1/1 (heuristic)"
+    assert details[-1] == "confidence=0.800; agreement 1/1 (primary)"
+
+
+def test_without_a_calibrator_no_witness_runs(
+    run_unit: RunUnit, find_total: UnitSpec, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    extracts = counting_extracts(monkeypatch)
+    engine = FunctionEngine(lambda request: TOTAL_ANSWER)
+    result = run_unit(Pipeline([find_total], engine=engine, calibrator=False), TOTAL_TEXT)
+    assert result["find_total"].path == "primary"
+    assert extracts == []
+
+
+def test_a_failing_witness_is_reported_once_the_chain_reaches_it(
+    run_unit: RunUnit, find_total: UnitSpec
+) -> None:
+    text = "Invoice 7. Total: 120.50 GBP, that is 140.00 EUR."  # the unit admits no GBP
+    engine = FunctionEngine(lambda request: '{"amount":140.0,"currency":"EUR"}')
+    calibrator = FixedCalibrator({"primary": 0.3})
+    pipeline = Pipeline([find_total], engine=engine, calibrator=calibrator)  # type: ignore[arg-type]  # duck-typed double
+    result = run_unit(pipeline, text)["find_total"]
+    assert result.path == "primary"  # the only valid answer
+    # an invalid answer still witnesses: the heuristic read the text otherwise
+    assert calibrator.calls[0]["witnesses"] == [{"amount": 120.5, "currency": "GBP"}]
+    assert [(a.path, a.error.code if a.error else None) for a in result.attempts] == [
+        ("primary", None), ("heuristic", "invalid_output")
+    ]  # fmt: skip
+
+
+def test_selection_follows_agreement_between_paths(run_unit: RunUnit, find_total: UnitSpec) -> None:
+    spec = with_second_heuristic(find_total)
+    text = "Invoice 7. Subtotal 99 EUR. Total: 120.50 EUR."
+    wrong = '{"amount":99,"currency":"EUR"}'  # the model reads the subtotal
+    calibrator = AgreementCalibrator()
+    pipeline = Pipeline([spec], engine=FunctionEngine(lambda r: wrong), calibrator=calibrator)  # type: ignore[arg-type]  # duck-typed double
+    result = run_unit(pipeline, text)["find_total"]
+    assert_result_contract(result, spec)
+    # the model agrees with neither heuristic (0.2); each heuristic with the other (0.55)
+    assert [(a.path, a.confidence) for a in result.attempts] == [
+        ("primary", 0.2), ("heuristic", 0.55), ("heuristic", 0.55)
+    ]  # fmt: skip
+    assert result.output == {"amount": 120.5, "currency": "EUR"}
+    assert calibrator.calls[0]["witnesses"] == [{"amount": 120.5, "currency": "EUR"}] * 2
+
+
+def test_a_run_without_a_model_compares_the_fallbacks_alone(find_total: UnitSpec) -> None:
+    spec = with_second_heuristic(find_total)
+    calibrator = AgreementCalibrator()
+    result = Pipeline([spec], engine=False, calibrator=calibrator).run(TOTAL_TEXT)  # type: ignore[arg-type]  # duck-typed double
+    assert result["find_total"].confidence == 0.9  # the two heuristics agree
+    assert calibrator.calls[0]["witnesses"] == [{"amount": 120.5, "currency": "EUR"}]
+
+
+def test_a_run_measures_agreement_as_the_labelled_runs_do() -> None:
+    from aau.calibration.features import observe
+    from calibration.train import labelled_answers
+    from tests.conftest import UNITS_DIR
+
+    class Observing:
+        """Scores every path low (so all are scored) and keeps each observation."""
+
+        def __init__(self) -> None:
+            self.seen: list[tuple[str, dict[str, Any], Any]] = []
+
+        def confidence(self, path: str, answer: Any, **context: Any) -> float:
+            observation = observe(path, answer, **context)
+            self.seen.append((path, answer.output, observation.signals.get("agreement")))
+            return 0.1
+
+    spec = UnitSpec.from_file(UNITS_DIR / "extract_quantity.yaml")
+    calibrator = Observing()
+    engine = FunctionEngine(lambda request: '{"value":15,"unit":"boxes"}')
+    pipeline = Pipeline([spec], engine=engine, calibrator=calibrator)  # type: ignore[arg-type]  # duck-typed double
+    pipeline.run("Please deliver 15 boxes and 2 pallets by Friday.")
+    assert [path for path, _, _ in calibrator.seen] == ["primary", "crf", "heuristic"]
+    rows = [{"path": path, "outcome": "valid", "output": output, "confidence": 0.1,
+             "signals": {}, "correct": True} for path, output, _ in calibrator.seen]  # fmt: skip
+    record = {"unit": spec.name, "key": "k", "variant": "clean", "cases": [], "rows": rows}
+    from_runs = {a.observation.path: a.observation.signals.get("agreement")
+                 for a in labelled_answers([record])}  # fmt: skip
+    assert from_runs == {path: agreement for path, _, agreement in calibrator.seen}
