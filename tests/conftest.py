@@ -124,6 +124,20 @@ def assert_result_contract(result: UnitResult, spec: UnitSpec) -> None:
         assert result.confidence == 0.0
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _isolated_term_store(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """Tests never read or write the user's term store (``AAU_TERMS_DIR``)."""
+    import os
+
+    previous = os.environ.get("AAU_TERMS_DIR")
+    os.environ["AAU_TERMS_DIR"] = str(tmp_path_factory.mktemp("terms-store"))
+    yield
+    if previous is None:
+        os.environ.pop("AAU_TERMS_DIR", None)
+    else:
+        os.environ["AAU_TERMS_DIR"] = previous
+
+
 @pytest.fixture(scope="session")
 def default_engine() -> Any:
     """The transformers engine on the embedded default model, loaded once per session."""

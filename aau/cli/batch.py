@@ -13,18 +13,28 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from aau.errors import InputError
 from aau.pipeline import Pipeline, PipelineResult
 
-__all__ = ["parse_line", "run_batch"]
+__all__ = ["BatchLine", "parse_line", "run_batch"]
 
 
-def parse_line(raw: bytes, number: int) -> tuple[str | int, str | None, str | None]:
-    """``(id, text, path)`` of one input line; ``InputError`` names the line and what is wrong.
+class BatchLine(NamedTuple):
+    """One parsed input line."""
 
-    A line has ``id`` and either ``text`` or ``path`` (a PDF, image or text file).
+    id: str | int
+    text: str | None
+    path: str | None
+    tenant: str | None = None
+
+
+def parse_line(raw: bytes, number: int) -> BatchLine:
+    """The fields of one input line; ``InputError`` names the line and what is wrong.
+
+    A line has ``id`` and either ``text`` or ``path`` (a PDF, image or text file), and may
+    name the ``tenant`` whose term dictionaries apply.
     """
     try:
         line = raw.decode("utf-8")
@@ -45,11 +55,11 @@ def parse_line(raw: bytes, number: int) -> tuple[str | int, str | None, str | No
         raise InputError(f"line {number}: 'id' must be a string or an integer, got {kind}")
     if "text" not in record and "path" not in record:
         raise InputError(f"line {number}: missing 'text' (or 'path')", code="missing_field")
-    for key in ("text", "path"):
+    for key in ("text", "path", "tenant"):
         if key in record and not isinstance(record[key], str):
             kind = type(record[key]).__name__
             raise InputError(f"line {number}: {key!r} must be a string, got {kind}")
-    return record["id"], record.get("text"), record.get("path")
+    return BatchLine(record["id"], record.get("text"), record.get("path"), record.get("tenant"))
 
 
 def _id_of(raw: bytes) -> str | int | None:
@@ -64,31 +74,34 @@ def _id_of(raw: bytes) -> str | int | None:
 
 
 async def _one(
-    pipeline: Pipeline, raw: bytes, number: int, folder: Path, languages: str
-) -> PipelineResult:
+    pipeline: Pipeline, raw: bytes, number: int, folder: Path, languages: str,
+    default_tenant: str | None = None,
+) -> PipelineResult:  # fmt: skip
     from aau.ingest import aload_document
 
     try:
-        id_, text, path = parse_line(raw, number)
+        id_, text, path, tenant = parse_line(raw, number)
     except InputError as exc:
         return pipeline.failed(exc, id=_id_of(raw))
+    tenant = tenant or default_tenant
     if text is not None:
-        return await pipeline.arun(text, id=id_)
+        return await pipeline.arun(text, id=id_, tenant=tenant)
     assert path is not None
     try:
         document = await aload_document(folder / path, languages=languages)
     except InputError as exc:
         return pipeline.failed(InputError(f"line {number}: {exc}", code=exc.code), id=id_)
-    return await pipeline.arun(document, id=id_)
+    return await pipeline.arun(document, id=id_, tenant=tenant)
 
 
 async def run_batch(
     pipeline: Pipeline, source: Path, target: Path, *, concurrency: int = 8,
-    languages: str = "eng",
+    languages: str = "eng", tenant: str | None = None,
 ) -> int:  # fmt: skip
     """Process ``source`` into ``target``; return the number of lines written.
 
-    Relative ``path`` values resolve against the input file's folder.
+    Relative ``path`` values resolve against the input file's folder; ``tenant`` applies to
+    lines that name none.
     """
     lines = source.read_bytes().splitlines()
     # A trailing empty line is the file's end, not an input; inner blank lines are inputs.
@@ -98,7 +111,7 @@ async def run_batch(
 
     async def bounded(raw: bytes, number: int) -> PipelineResult:
         async with window:
-            return await _one(pipeline, raw, number, source.parent, languages)
+            return await _one(pipeline, raw, number, source.parent, languages, tenant)
 
     tasks = [asyncio.create_task(bounded(raw, n)) for n, raw in enumerate(lines, start=1)]
     progress = _progress(len(tasks))

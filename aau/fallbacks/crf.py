@@ -116,6 +116,9 @@ class CrfFeatureOptions(_Strict):
     """Month-name, currency and unit lexicon hits."""
     context: int = Field(6, ge=0, le=50)
     """Preceding tokens whose words a token sees as a bag (``total``, ``due``…)."""
+    use_terms: bool = False
+    """Dictionary terms (``term=<category>`` on tokens inside a hit): trained on the shipped
+    dictionaries' hits, run on the tenant's."""
 
     @field_validator("affixes")
     @classmethod
@@ -132,6 +135,7 @@ class CrfFeatureOptions(_Strict):
             use_shape=self.use_shape,
             use_lexicons=self.use_lexicons,
             context=self.context,
+            use_terms=self.use_terms,
         )
 
 
@@ -268,12 +272,17 @@ class Tagging:
 
 
 def tag_text(
-    tagger: pycrfsuite.Tagger, tokens: Sequence[Token], features: FeatureConfig
-) -> Tagging:
-    """Tag ``tokens``; the tagger keeps per-sequence state, so callers sharing one serialise."""
+    tagger: pycrfsuite.Tagger, tokens: Sequence[Token], features: FeatureConfig,
+    term_hits: Sequence[tuple[int, int, str]] = (),
+) -> Tagging:  # fmt: skip
+    """Tag ``tokens``; the tagger keeps per-sequence state, so callers sharing one serialise.
+
+    ``term_hits`` (``(start, end, category)``) are used when ``features.use_terms``.
+    """
     if not tokens:
         return Tagging((), 1.0, ())
-    tagger.set(sentence_features(tokens, features))
+    hits = term_hits if features.use_terms else None
+    tagger.set(sentence_features(tokens, features, term_hits=hits))
     tags = tagger.tag()
     spans = tuple(
         TaggedSpan(
@@ -365,8 +374,9 @@ class CrfPath:
             CrfModelCorrupt: the model file or its record is unreadable or altered.
         """
         tokens = tokenize(text)
+        hits = [(h.start, h.end, h.category) for h in context.extras.get("term_hits", ())]
         with self._lock:
-            tagging = tag_text(self._loaded_tagger(), tokens, self._features)
+            tagging = tag_text(self._loaded_tagger(), tokens, self._features, hits)
         values, chosen = choose_fields(text, tagging.spans, self.spec.fields, self.properties)
         output: dict[str, Any] = dict.fromkeys(self.properties)
         output.update(values)

@@ -80,6 +80,7 @@ class FeatureConfig:
         use_shape: emit word shapes (``Xxxx``, ``d,ddd.dd``) and their short forms.
         use_lexicons: emit month, currency and unit lexicon hits.
         context: how many preceding tokens contribute a bag of words (0 turns it off).
+        use_terms: emit ``term=<category>`` for tokens inside a dictionary term hit.
     """
 
     window: int = 2
@@ -87,6 +88,7 @@ class FeatureConfig:
     use_shape: bool = True
     use_lexicons: bool = True
     context: int = 6
+    use_terms: bool = False
 
 
 def tokenize(text: str) -> list[Token]:
@@ -195,7 +197,7 @@ def sentence_features(
         tokens: the tokens of one text, from ``tokenize``.
         config: which features to emit.
         term_hits: optional ``(start, end, type)`` hits of the tenant's term layer; a token
-            inside a hit gets ``term=<type>``. Accepted now so that models can use them later.
+            inside a hit gets ``term=<type>``.
 
     Returns:
         One dict per token (string values are categorical, floats are weights).

@@ -48,6 +48,7 @@ from aau.fallbacks.crf_features import (
     tokenize,
 )
 from aau.fallbacks.normalize import NORMALIZERS
+from aau.terms.matcher import TermMatcher
 
 if TYPE_CHECKING:
     import pycrfsuite
@@ -152,7 +153,23 @@ def config_digest(spec: CrfFallback) -> str:
     retraining.
     """
     relevant = spec.model_dump(mode="json", include={"labels", "features", "training"})
+    if spec.features.use_terms:  # the dictionaries the model was trained with matter too
+        relevant["terms"] = _shipped_terms().fingerprint
+    else:
+        relevant["features"].pop("use_terms")  # models trained before the option stay valid
     return hashlib.sha256(json.dumps(relevant, sort_keys=True).encode()).hexdigest()
+
+
+def _shipped_terms() -> TermMatcher:
+    from aau.terms.store import shipped_dictionaries
+
+    return TermMatcher(shipped_dictionaries())
+
+
+def _term_hits(matcher: TermMatcher | None, text: str) -> list[tuple[int, int, str]]:
+    if matcher is None:
+        return []
+    return [(h.start, h.end, h.category) for h in matcher.find(text)]
 
 
 def _sha256(data: bytes) -> str:
@@ -309,13 +326,14 @@ def _measure(
     tagger = pycrfsuite.Tagger()
     tagger.open_inmemory(model)
     config = spec.features.to_config()
+    terms = _shipped_terms() if config.use_terms else None
     properties = unit.output.get("properties", {})
     span_counts = {label: [0, 0, 0] for label in spec.labels}
     token_counts = {label: [0, 0, 0] for label in spec.labels}
     right = dict.fromkeys(spec.fields, 0)
     for example in held:
         toks, gold = tokens[id(example)], gold_tags[id(example)]
-        tagged = tag_text(tagger, toks, config).spans
+        tagged = tag_text(tagger, toks, config, _term_hits(terms, example.text)).spans
         predicted = {(s.start, s.end, s.label) for s in tagged}
         expected = {(toks[a].start, toks[b - 1].end, lab) for a, b, lab in spans_from_tags(gold)}
         for label, counts in span_counts.items():
@@ -378,7 +396,13 @@ def train_unit(unit: UnitSpec, *, write: bool = True) -> TrainReport:
     examples = load_annotated(examples_path, spec.labels)
     config = spec.features.to_config()
     tokens = {id(e): tokenize(e.text) for e in examples}
-    features = {id(e): sentence_features(tokens[id(e)], config) for e in examples}
+    terms = _shipped_terms() if config.use_terms else None
+    features = {
+        id(e): sentence_features(
+            tokens[id(e)], config, term_hits=_term_hits(terms, e.text) if terms else None
+        )
+        for e in examples
+    }
     tags = {
         id(e): bio_tags(tokens[id(e)], [(s.start, s.end, s.label) for s in e.spans])
         for e in examples

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from aau.engines.base import Engine
 from aau.engines.registry import EngineConfig, build_engine
-from aau.errors import InputError
+from aau.errors import AAUError, InputError, TermDictionaryError
 from aau.fsm.run import UnitRunner
 from aau.pipeline.results import PipelineResult, Source, UnitError, UnitResult
 from aau.prompts.render import Layout
@@ -24,6 +24,7 @@ from aau.spec.model import UnitSpec
 if TYPE_CHECKING:
     from aau.calibration import Calibrator
     from aau.ingest import Document
+    from aau.terms import TermSet, TermStore
 
 __all__ = ["Pipeline", "load_unit", "run"]
 
@@ -47,6 +48,9 @@ class Pipeline:
             paths only).
         layout: prompt layout (``aau.prompts.render_messages``): ``unit_first`` shares each
             unit's instructions across inputs, ``document_first`` shares a document across units.
+        calibrator: the calibrator that scores paths (see ``_calibrator``).
+        terms: the term store tenants' dictionaries come from (``aau.terms.TermStore``); None
+            uses the default store (``AAU_TERMS_DIR``), False turns the term layer off.
     """
 
     def __init__(
@@ -56,6 +60,7 @@ class Pipeline:
         *,
         layout: Layout = "unit_first",
         calibrator: Calibrator | str | Path | None | bool = None,
+        terms: TermStore | None | bool = None,
     ) -> None:
         specs = [_as_spec(u) for u in units]
         names = [s.name for s in specs]
@@ -66,6 +71,7 @@ class Pipeline:
             engine = build_engine(engine)
         self.engine: Engine | None = engine if engine is not False else None  # type: ignore[assignment]
         self.calibrator = _calibrator(calibrator)
+        self._terms = terms
         self.runners = [
             UnitRunner(spec, self.engine, layout=layout, calibrator=self.calibrator)
             for spec in specs
@@ -87,29 +93,60 @@ class Pipeline:
         await self.engine.warmup([r.schema for r in self.runners])
         await asyncio.gather(*(r.run("warm-up probe") for r in self.runners))
 
-    async def arun(self, source: str | Document, *, id: str | int | None = None) -> PipelineResult:  # noqa: A002
+    @property
+    def terms(self) -> TermStore | None:
+        """The term store (built on first use), or None when the term layer is off."""
+        if self._terms is False:
+            return None
+        if self._terms is None or self._terms is True:
+            from aau.terms import TermStore
+
+            self._terms = TermStore()
+        return self._terms  # type: ignore[return-value]
+
+    def term_set(self, tenant: str | None = None) -> TermSet | None:
+        """The live term set of ``tenant`` (None: the shipped dictionaries), if terms are on."""
+        store = self.terms
+        return store.term_set(tenant) if store is not None else None
+
+    async def arun(
+        self, source: str | Document, *, id: str | int | None = None,  # noqa: A002
+        tenant: str | None = None,
+    ) -> PipelineResult:  # fmt: skip
         """Every unit over a text or a ``Document`` (PDF, scan…), concurrently.
 
         With a document, each result's ``sources`` place its fields on the pages, with the OCR
-        quality of the words under them.
+        quality of the words under them. ``tenant`` selects whose term dictionaries annotate
+        the input (and, on an engine with ``term_merging``, whose merged tokens it is read in);
+        an unknown tenant fails every unit with ``unknown_tenant``.
         """
         text = source if isinstance(source, str) else source.text
+        try:
+            terms = self.term_set(tenant)
+        except TermDictionaryError as exc:
+            return self.failed(exc, id=id)
+        hits = terms.find(text) if terms is not None else []
         document = source if not isinstance(source, str) else None
         if document is None and self.calibrator is not None:
             # Only the calibrator reads it (native text: OCR quality 1.0); building one costs
             # ~0.6 s for a 1 MB text, so plain text without a calibrator skips it.
             document = _native(text)
-        results = await asyncio.gather(*(r.run(text, document=document) for r in self.runners))
+        results = await asyncio.gather(
+            *(r.run(text, document=document, terms=terms, term_hits=hits) for r in self.runners)
+        )
         if not isinstance(source, str):
             results = [_with_sources(r, source) for r in results]
-        return PipelineResult(id=id, units={r.unit: r for r in results})
+        return PipelineResult(id=id, units={r.unit: r for r in results}, terms=hits)
 
-    def run(self, source: str | Document, *, id: str | int | None = None) -> PipelineResult:  # noqa: A002
+    def run(
+        self, source: str | Document, *, id: str | int | None = None,  # noqa: A002
+        tenant: str | None = None,
+    ) -> PipelineResult:  # fmt: skip
         """Synchronous ``arun`` (not from inside a running event loop: use ``arun`` there)."""
-        return asyncio.run(self.arun(source, id=id))
+        return asyncio.run(self.arun(source, id=id, tenant=tenant))
 
-    def failed(self, error: InputError, *, id: str | int | None = None) -> PipelineResult:  # noqa: A002
-        """The result of an input that could not be read: every unit carries ``error``."""
+    def failed(self, error: AAUError, *, id: str | int | None = None) -> PipelineResult:  # noqa: A002
+        """The result of an input that could not be analysed: every unit carries ``error``."""
         units = {
             r.spec.name: UnitResult(
                 unit=r.spec.name,

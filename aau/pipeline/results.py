@@ -9,8 +9,12 @@ quality) and ``tokens``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from aau.terms import TermHit
 
 __all__ = ["Attempt", "PipelineResult", "Source", "TraceStep", "UnitError", "UnitResult"]
 
@@ -90,6 +94,9 @@ class PipelineResult:
     id: str | int | None
     """The input's id as given (batch lines keep their JSON type)."""
     units: dict[str, UnitResult]
+    terms: Sequence[TermHit] = ()
+    """The tenant's dictionary terms found in the input (for routing and audit); not part of
+    the batch line."""
 
     def __getitem__(self, name: str) -> UnitResult:
         return self.units[name]

@@ -1,21 +1,28 @@
 """Prompt rendering: a unit's system text, few-shot turns and input, as chat messages.
 
-Templates are Jinja2 with ``StrictUndefined`` (a typo fails loudly). The default layout puts
-everything that is static for a unit (system text, few-shot turns) first and the document last,
-so that the static part is a shared token prefix across all requests of the unit. Few-shot
-answers are rendered exactly as the decoder will produce them (compact JSON), so the examples
-teach the model the format it is held to.
+Templates are Jinja2 with ``StrictUndefined`` (a typo fails loudly). Their variables: ``text``
+(the input), ``unit`` (the spec) and ``terms`` (the tenant's dictionary terms found in that
+input: dicts with ``text``, ``canonical``, ``category``, ``start``, ``end``, ``dictionary``).
+
+The default layout puts everything that is static for a unit (system text, few-shot turns)
+first and the document last, so that the static part is a shared token prefix across all
+requests of the unit. Few-shot answers are rendered exactly as the decoder will produce them
+(compact JSON), so the examples teach the model the format it is held to.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from functools import cache
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import jinja2
 
 from aau.spec.model import UnitSpec
+
+if TYPE_CHECKING:
+    from aau.terms import TermHit, TermSet
 
 __all__ = ["DOCUMENT_REFERENCE", "Layout", "Message", "compact_json", "render_messages"]
 
@@ -34,16 +41,22 @@ def _template(source: str) -> jinja2.Template:
     return _ENV.from_string(source)
 
 
-def _render(source: str, unit: UnitSpec, text: str) -> str:
-    return _template(source).render(text=text, unit=unit)
+def _render(source: str, unit: UnitSpec, text: str, terms: Sequence[TermHit] = ()) -> str:
+    return _template(source).render(text=text, unit=unit, terms=[h.as_dict() for h in terms])
 
 
 Layout = Literal["unit_first", "document_first"]
 DOCUMENT_REFERENCE = "(the document above)"
 
 
-def render_messages(unit: UnitSpec, text: str, layout: Layout = "unit_first") -> list[Message]:
+def render_messages(
+    unit: UnitSpec, text: str, layout: Layout = "unit_first", *, terms: TermSet | None = None,
+    term_hits: Sequence[TermHit] = (),
+) -> list[Message]:  # fmt: skip
     """The chat messages for one input.
+
+    ``term_hits`` are the tenant's terms in ``text``; ``terms`` (the tenant's term set) finds
+    those of the few-shot inputs, so that examples show what the input will look like.
 
     ``unit_first`` (the default): system text, few-shot turns, then the input — the unit's
     static part is a shared prefix across all inputs of the unit. ``document_first``: the
@@ -54,11 +67,14 @@ def render_messages(unit: UnitSpec, text: str, layout: Layout = "unit_first") ->
     if layout == "document_first":
         system = f"Document:\n{text}\n\n{system}"
         text = DOCUMENT_REFERENCE
+    template = unit.prompt.template
+    reads_terms = terms is not None and "terms" in template
     messages: list[Message] = [{"role": "system", "content": system}]
     for example in unit.prompt.examples:
+        example_hits = terms.find(example.input) if reads_terms else ()  # type: ignore[union-attr]
         messages.append(
-            {"role": "user", "content": _render(unit.prompt.template, unit, example.input)}
+            {"role": "user", "content": _render(template, unit, example.input, example_hits)}
         )
         messages.append({"role": "assistant", "content": compact_json(example.output)})
-    messages.append({"role": "user", "content": _render(unit.prompt.template, unit, text)})
+    messages.append({"role": "user", "content": _render(template, unit, text, term_hits)})
     return messages

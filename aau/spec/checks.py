@@ -23,7 +23,7 @@ __all__ = ["TEMPLATE_VARIABLES", "check_unit"]
 
 Issue = tuple[tuple[str | int, ...], str, str]
 
-TEMPLATE_VARIABLES = frozenset({"text", "unit"})
+TEMPLATE_VARIABLES = frozenset({"text", "unit", "terms"})
 """Variables a prompt template may use."""
 
 

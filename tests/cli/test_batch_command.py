@@ -46,7 +46,12 @@ BATCH_LINES: list[tuple[bytes, str | None, str | None]] = [
     (json.dumps({"id": "doc-gone", "path": "gone.pdf"}).encode(), "doc-gone", "file_not_found"),
     (record(17, "Shipment of 2,500 kg steel coils."), 17, None),  # ids keep their JSON type
     (record("uni", "Preis: 49,90 € inkl. MwSt., Lieferung am 5. Juni 2025."), "uni", None),
-    (record("tenant", "The licence fee is $3,000 per year.", tenant="acme"), "tenant", None),
+    # a tenant the term store does not know: a coded error for this line only
+    (
+        record("tenant", "The licence fee is $3,000 per year.", tenant="acme"),
+        "tenant",
+        "unknown_tenant",
+    ),
     (b'{"id": "truncated", "text": "Total 5 E', None, "invalid_input"),
     (record("nothing", "Thanks for your message, see you next week."), "nothing", None),
     (b"   ", None, "invalid_input"),
@@ -206,8 +211,9 @@ def test_empty_input_file_writes_an_empty_output_file(tmp_path: Path) -> None:
 
 
 def test_parse_line_returns_id_and_text() -> None:
-    assert parse_line(record(5, "5 EUR"), 9) == (5, "5 EUR", None)
-    assert parse_line(json.dumps({"id": "d", "path": "a.pdf"}).encode(), 9) == ("d", None, "a.pdf")
+    assert parse_line(record(5, "5 EUR"), 9) == (5, "5 EUR", None, None)
+    line = json.dumps({"id": "d", "path": "a.pdf", "tenant": "acme"}).encode()
+    assert parse_line(line, 9) == ("d", None, "a.pdf", "acme")
 
 
 def test_parse_line_refuses_a_bad_line_with_a_coded_input_error() -> None:

@@ -407,7 +407,7 @@ def test_loading_unit_with_unknown_template_variable_names_file_line_and_field(
     assert error.spec_code == "S021"
     assert error.field == "prompt.template"
     assert error.line == line_of(text, "{{ document }}")
-    assert "unknown template variable 'document'. Available: text, unit" in error.message
+    assert "unknown template variable 'document'. Available: terms, text, unit" in error.message
 
 
 def test_loading_unit_with_unknown_variable_in_system_text_names_the_system_field(
