@@ -47,16 +47,17 @@ class AAUError(Exception):
     code: str = "internal_error"
 
 
-class SpecError(AAUError):
-    """A unit file (or a file it names) is wrong; raised when the unit is loaded.
+class _LocatedError(AAUError):
+    """An error in a file someone wrote, located as ``file:line: field: message [code]``.
 
     Attributes:
-        file: the unit file, if known.
+        file: the file, if known.
         line: 1-based line in that file, if known.
-        field: dotted path of the offending field, e.g. ``prompt.template``.
+        field: the offending field, column or key, if known.
+        message: the message without the location.
     """
 
-    code = "spec_error"
+    default_check = "X000"
 
     def __init__(
         self,
@@ -65,20 +66,32 @@ class SpecError(AAUError):
         file: str | None = None,
         line: int | None = None,
         field: str | None = None,
-        code: str = "S000",
+        code: str | None = None,
     ) -> None:
-        self.file, self.line, self.field, self.spec_code = file, line, field, code
-        super().__init__(_located(message, file, line, field, code))
+        self.file, self.line, self.field = file, line, field
+        self.check = code or self.default_check
+        where = ""
+        if file:
+            where = f"{file}:{line}: " if line else f"{file}: "
+        what = f"{field}: " if field else ""
+        super().__init__(f"{where}{what}{message} [{self.check}]")
         self.message = message
 
 
-def _located(message: str, file: str | None, line: int | None, field: str | None, code: str) -> str:
-    """``file:line: field: message [code]``, leaving out what is unknown."""
-    where = ""
-    if file:
-        where = f"{file}:{line}: " if line else f"{file}: "
-    what = f"{field}: " if field else ""
-    return f"{where}{what}{message} [{code}]"
+class SpecError(_LocatedError):
+    """A unit file (or a file it names) is wrong; raised when the unit is loaded.
+
+    ``spec_code`` is the check's code (``S001``…), ``field`` a dotted path such as
+    ``prompt.template``.
+    """
+
+    code = "spec_error"
+    default_check = "S000"
+
+    @property
+    def spec_code(self) -> str:
+        """The failed check's stable code (``S001``…)."""
+        return self.check
 
 
 class InputError(AAUError):
@@ -91,30 +104,19 @@ class InputError(AAUError):
         self.code = code
 
 
-class TermDictionaryError(AAUError):
+class TermDictionaryError(_LocatedError):
     """A term dictionary (or an upload of one) is wrong; nothing of the upload was applied.
 
-    Attributes:
-        file: the dictionary file, if known.
-        line: 1-based line in that file, if known.
-        field: the column or key, e.g. ``term``.
-        term_code: the stable check code, ``T001``…
+    ``term_code`` is the check's code (``T001``…), ``field`` the column or key (``term``).
     """
 
     code = "invalid_term_dictionary"
+    default_check = "T000"
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        file: str | None = None,
-        line: int | None = None,
-        field: str | None = None,
-        code: str = "T000",
-    ) -> None:
-        self.file, self.line, self.field, self.term_code = file, line, field, code
-        super().__init__(_located(message, file, line, field, code))
-        self.message = message
+    @property
+    def term_code(self) -> str:
+        """The failed check's stable code (``T001``…)."""
+        return self.check
 
 
 class UnknownTenant(TermDictionaryError):

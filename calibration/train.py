@@ -92,14 +92,19 @@ class TrainingSettings:
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> TrainingSettings:
         """Settings from a config mapping; unknown keys are refused."""
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ValueError(f"unknown training settings {unknown}. Available: {sorted(known)}")
-        values = dict(data)
+        values = _known_keys(cls, data, "training")
         if "hidden" in values:
             values["hidden"] = tuple(values["hidden"])
         return cls(**values)
+
+
+def _known_keys(settings: type, data: Mapping[str, Any], what: str) -> dict[str, Any]:
+    """``data`` as a dict, after refusing keys that are not fields of ``settings``."""
+    known = {f.name for f in fields(settings)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ValueError(f"unknown {what} settings {unknown}. Available: {sorted(known)}")
+    return dict(data)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,11 +129,7 @@ class ThresholdSettings:
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> ThresholdSettings:
         """Settings from a config mapping; unknown keys are refused."""
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ValueError(f"unknown threshold settings {unknown}. Available: {sorted(known)}")
-        settings = cls(**data)
+        settings = cls(**_known_keys(cls, data, "threshold"))
         if settings.folds < 2 or not 0 <= settings.low <= settings.high <= 1 or settings.step <= 0:
             raise ValueError(f"threshold settings need folds >= 2, 0 <= low <= high <= 1 and "
                              f"step > 0; got {settings}")  # fmt: skip

@@ -26,20 +26,16 @@ def write(folder: Path, name: str, *rows: str) -> Path:
     return path
 
 
+def upload_parts(store: Path, tmp_path: Path) -> int:
+    parts = write(tmp_path, "parts.tsv", "widget pack\tWP-1\tproduct")
+    return termdict(store, "add", "--tenant", "acme", str(parts))
+
+
 def test_tenant_upload_list_find_remove(
     store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert termdict(store, "tenant", "add", "acme") == 0
-    assert (
-        termdict(
-            store,
-            "add",
-            "--tenant",
-            "acme",
-            str(write(tmp_path, "parts.tsv", "widget pack\tWP-1\tproduct")),
-        )
-        == 0
-    )
+    assert upload_parts(store, tmp_path) == 0
     assert "added parts (1 terms) for tenant acme" in capsys.readouterr().out
     assert termdict(store, "list", "--tenant", "acme", "--json") == 0
     listed = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
@@ -71,13 +67,7 @@ def test_bad_uploads_exit_2_with_a_located_message(
 
 def test_batch_lines_name_their_tenant(store: Path, tmp_path: Path) -> None:
     termdict(store, "tenant", "add", "acme")
-    termdict(
-        store,
-        "add",
-        "--tenant",
-        "acme",
-        str(write(tmp_path, "parts.tsv", "widget pack\tWP-1\tproduct")),
-    )
+    upload_parts(store, tmp_path)
     source = tmp_path / "in.jsonl"
     lines = [
         {"id": 1, "text": "Total due: 40.00 EUR", "tenant": "acme"},
