@@ -108,12 +108,14 @@ class MergedVocabulary:
         would have; the text between hits is tokenized by the base tokenizer as usual.
         """
         spans = self.term_set.matcher.spans(fold_text(text))
-        if not spans:
+        if not len(spans):
             return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
         segments: list[str] = []
         merged: list[int] = []
         position = 0
-        for start, end, index in spans:
+        for start, end, index in zip(
+            spans.starts.tolist(), spans.ends.tolist(), spans.entries.tolist(), strict=True
+        ):
             spaced = start > position and text[start - 1] == " "
             segments.append(text[position : start - 1 if spaced else start])
             merged.append(self.base_size + 2 * index + (0 if spaced else 1))
