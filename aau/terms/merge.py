@@ -16,6 +16,7 @@ merged tokens back into their surface form.
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -55,7 +56,10 @@ class MergedVocabulary:
     ) -> None:
         self.term_set = term_set
         self.fingerprint = term_set.fingerprint
-        self.tokenizer = tokenizer
+        # Its own copy (~0.1 s): a view is built on a caller's thread while the engine's worker
+        # tokenizes with the shared one, and a Rust tokenizer must not be used from two threads.
+        self.tokenizer = copy.deepcopy(tokenizer)
+        tokenizer = self.tokenizer
         self.base_size = int(output_embeddings.shape[0])
         specials = {str(t).lower() for t in getattr(tokenizer, "all_special_tokens", ())}
         entries = term_set.matcher.entries
