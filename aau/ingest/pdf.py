@@ -269,7 +269,10 @@ def _render(
                     # A poster-sized page would be a decompression bomb at full resolution;
                     # read it at the highest resolution under the pixel limit instead.
                     scale = (limit / (width * height)) ** 0.5
-                bitmap = page.render(scale=scale, grayscale=True)
+                # Straight into an 8-bit grey bitmap, without PDFium's grayscale mode: 30-40 ms
+                # instead of ~100 ms for an A4 page at 300 dpi, with the same pixels on grey
+                # scans and vector text, and at most 2 levels apart on colour images.
+                bitmap = page.render(scale=scale, force_bitmap_format=pdfium_c.FPDFBitmap_Gray)
                 # to_pil() shares the bitmap's buffer; copy before the bitmap is freed.
                 image = bitmap.to_pil().copy()
                 bitmap.close()

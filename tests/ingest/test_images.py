@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import os
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -224,6 +226,42 @@ def test_a_page_over_the_ocr_time_limit_is_given_up(
         )
     assert caught.value.code == "ocr_timeout"
     assert "longer than 0.05 s" in str(caught.value)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the stand-in tesseract is a shell script")
+def test_page_images_for_tesseract_are_private_and_removed_even_on_failure(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    clean_page: Image.Image,
+    png_bytes: Callable[..., bytes],
+) -> None:
+    # Scans are often confidential: the page file tesseract reads must be readable by this user
+    # only and must not outlive the call, whether tesseract succeeds, fails or runs too long.
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    seen = tmp_path / "seen"
+    fake = tmp_path / "tesseract"
+    fake.write_text(f'#!/bin/sh\nstat -c "%a %s" "$1" > {seen}\necho "broken" >&2\nexit 3\n')
+    fake.chmod(0o755)
+    page = png_bytes(render_page(["Hello"], size=(400, 200), margin=20))
+    with monkeypatch.context() as patched:
+        patched.setattr(pytesseract.pytesseract, "tesseract_cmd", str(fake))
+        with pytest.raises(InputError) as caught:
+            Document.from_bytes(page, filename="scan.png")
+    assert caught.value.code == "ocr_failed"
+    assert "exit status 3: broken" in str(caught.value)
+    mode, size = seen.read_text().split()
+    assert mode == "600"
+    assert int(size) > 400 * 200  # the whole page, uncompressed
+    assert list(temp.iterdir()) == []
+    with pytest.raises(InputError) as caught:
+        Document.from_bytes(
+            png_bytes(clean_page), filename="slow.png", ocr=OcrOptions(timeout_s=0.05)
+        )
+    assert caught.value.code == "ocr_timeout"
+    assert Document.from_bytes(page, filename="scan.png").text == "Hello"
+    assert list(temp.iterdir()) == []
 
 
 @pytest.mark.parametrize(

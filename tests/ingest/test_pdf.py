@@ -10,7 +10,7 @@ import pypdfium2 as pdfium
 import pytest
 from fpdf import FPDF
 from fpdf.enums import TextMode
-from PIL import Image
+from PIL import Image, ImageOps
 
 from aau.errors import InputError
 from aau.ingest import Document, align_value
@@ -201,6 +201,17 @@ def test_an_oversized_pdf_page_is_rendered_under_the_pixel_limit(
     monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 1800 * 400)
     doc = Document.from_bytes(buffer.getvalue(), filename="poster.pdf")
     assert "Poster" in doc.text
+
+
+def test_a_colour_scan_is_read_through_its_grey_rendering() -> None:
+    # Pages are rendered straight into a grey bitmap; colour ink on tinted paper must survive.
+    page = render_page(["Colour copy: total EUR 480.00"], size=(2480, 400), margin=100)
+    colour = ImageOps.colorize(page, black=(20, 40, 150), white=(250, 240, 190))
+    buffer = io.BytesIO()
+    colour.save(buffer, format="PDF", resolution=300)
+    doc = Document.from_bytes(buffer.getvalue(), filename="colour.pdf")
+    assert doc.pages[0].is_ocr is True
+    assert doc.text == "Colour copy: total EUR 480.00"
 
 
 def _scan_with_text(text: str, *, invisible: bool) -> bytes:
