@@ -44,7 +44,7 @@ class HeadInput:
         model.get_output_embeddings().register_forward_pre_hook(self._keep)
 
     def _keep(self, _module: Any, args: tuple[Any, ...]) -> None:
-        self.last = args[0]
+        self.last = args[0][:, -1]  # the last position only: nothing more is read
 
 
 class Cancelled(EngineTimeout):
@@ -230,6 +230,8 @@ class DecodeBatch:
         inputs: dict[str, torch.Tensor] = {"input_ids": input_ids.to(self.model.device)}
         if viewed:
             inputs = {"inputs_embeds": self._embed(input_ids, viewed)}
+            assert self.head is not None
+            self.head.last = None  # filled by this forward, or the check below fails
         out = self.model(
             **inputs,
             attention_mask=self.mask.to(self.model.device),
@@ -249,7 +251,7 @@ class DecodeBatch:
             assert self.head.last is not None
             for index in viewed:
                 row = self.rows[index]
-                extra = row.view.extra_logits(self.head.last[index, -1])
+                extra = row.view.extra_logits(self.head.last[index])
                 row.logits = torch.cat([row.logits, extra.to(row.logits.dtype)])
 
     def _embed(self, input_ids: torch.Tensor, viewed: list[int]) -> torch.Tensor:

@@ -185,10 +185,7 @@ class TransformersEngine:
             if hit is not None:
                 self._views.move_to_end(key)
                 return hit
-            view = MergedVocabulary(
-                term_set, self.tokenizer, self.model.get_input_embeddings().weight,
-                self.model.get_output_embeddings().weight,
-            )  # fmt: skip
+            view = MergedVocabulary(term_set, self.tokenizer, self.model)
             compiler = ConstraintCompiler(
                 self.tokenizer, view.base_size, backend="xgrammar", extra_tokens=view.strings,
                 cache_dir=self._cache_dir / "grammars" if self._cache_dir else None,
@@ -253,7 +250,7 @@ class TransformersEngine:
             text = self.tokenizer.apply_chat_template(
                 messages, add_generation_prompt=True, tokenize=False
             )
-            return row.view.encode(text)
+            return row.view.encode(text, _content_regions(text, messages))
         encoded = self.tokenizer.apply_chat_template(
             messages, add_generation_prompt=True, tokenize=True, return_dict=True
         )
@@ -288,6 +285,8 @@ class TransformersEngine:
         inputs = {"input_ids": ids}
         if row.view is not None:
             inputs = {"inputs_embeds": row.view.embed(ids, self.model.get_input_embeddings())}
+            assert self._head is not None
+            self._head.last = None  # filled by this forward, or the check below fails
         out = self.model(
             **inputs,
             position_ids=torch.arange(start, len(tokens), device=self.model.device)[None],
@@ -302,13 +301,29 @@ class TransformersEngine:
         if row.view is not None:
             assert self._head is not None
             assert self._head.last is not None
-            extra = row.view.extra_logits(self._head.last[0, -1])
+            extra = row.view.extra_logits(self._head.last[0])
             row.logits = torch.cat([row.logits, extra.to(row.logits.dtype)])
         if self.prefix_cache.max_bytes:
             self.prefix_cache.insert(namespace, tokens, out.cache, tag=request.key)
         if not kv.is_batchable(out.cache):
             self._max_rows = 1  # an unsupported cache layout: one request at a time
         return row, out.cache, len(tokens)
+
+
+def _content_regions(text: str, messages: Sequence[dict[str, str]]) -> list[tuple[int, int]]:
+    """Where each message's content sits in the rendered prompt (found in order).
+
+    Terms merge only there, never in role headers or special tokens; a content the template
+    changed (and so cannot be found) merges nothing.
+    """
+    regions, position = [], 0
+    for message in messages:
+        content = message.get("content") or ""
+        found = text.find(content, position) if content else -1
+        if found >= 0:
+            regions.append((found, found + len(content)))
+            position = found + len(content)
+    return regions
 
 
 def _as_engine_error(exc: AAUError) -> EngineError:

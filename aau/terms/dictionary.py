@@ -56,9 +56,33 @@ _ABBREVIATION = re.compile(r"(?:^|\s)(?:[A-Za-z]\.)+$|\b(?:co|inc|ltd|corp|no|ar
 _SPLIT_ALIASES = re.compile(r"\s*\|\s*")
 
 
+# Every character ``str.split`` treats as whitespace; the folded text reads each as a space.
+_SPACES = (
+    "\t", "\n", "\x0b", "\x0c", "\r", "\x1c", "\x1d", "\x1e", "\x1f", "\x85", "\xa0",
+    "\u1680", *(chr(code) for code in range(0x2000, 0x200B)), "\u2028", "\u2029", "\u202f",
+    "\u205f", "\u3000",
+)  # fmt: skip
+
+
+def fold_text(text: str) -> str:
+    """Text as terms are matched in it, with its length (and so every offset) kept.
+
+    Lower case (a character whose lower case is longer, such as ``İ``, is kept as it is),
+    final sigma as sigma, and every whitespace character a space.
+    """
+    folded = text.lower()
+    if len(folded) != len(text):  # rare: a character whose lower case is longer
+        folded = "".join(ch if len(low := ch.lower()) != 1 else low for ch in text)
+    # str.replace per character, not str.translate: translate leaves its fast path on any
+    # non-ASCII text and then costs ~40 ms per MB; a replace that finds nothing costs little.
+    for space in _SPACES:
+        folded = folded.replace(space, " ")
+    return folded.replace("ς", "σ")
+
+
 def fold_surface(surface: str) -> str:
-    """The key a surface form is matched by: lower case, single spaces."""
-    return " ".join(surface.lower().split())
+    """The key a surface form is matched by: folded as text is (``fold_text``), single spaces."""
+    return " ".join(fold_text(surface).split())
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,6 +260,15 @@ def _table_rows(text: str, file: str, delimiter: str) -> tuple[dict[str, str], l
         header = [column.strip().lower() for column in next(reader)]
     except csv.Error as exc:
         raise TermDictionaryError(str(exc), file=file, line=first + 1, code="T006") from None
+    repeated = sorted({column for column in header if header.count(column) > 1})
+    if repeated:
+        raise TermDictionaryError(
+            f"column(s) {', '.join(repeated)} appear more than once",
+            file=file,
+            line=first + 1,
+            field="header",
+            code="T006",
+        )
     missing = [column for column in _REQUIRED if column not in header]
     unknown = [column for column in header if column not in _COLUMNS]
     if missing or unknown:
@@ -316,11 +349,28 @@ def _yaml_rows(text: str, file: str) -> tuple[dict[str, str], list[_Row]]:
                 field=f"terms[{index}]",
                 code="T006",
             )
+        for key in (*_REQUIRED, "lang"):
+            if item.get(key) is not None and not isinstance(item[key], str | int | float):
+                raise TermDictionaryError(
+                    f"must be text, not a {type(item[key]).__name__}",
+                    file=file,
+                    line=line_of(lines, ("terms", index, key)) or line,
+                    field=f"terms[{index}].{key}",
+                    code="T006",
+                )
         aliases = item.get("aliases") or []
-        if isinstance(aliases, str):
-            aliases = [aliases]
+        if isinstance(aliases, str):  # "a | b", as in a TSV cell
+            aliases = [a for a in _SPLIT_ALIASES.split(aliases.strip()) if a]
+        if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
+            raise TermDictionaryError(
+                "aliases must be a list of texts (or one text with '|' between them)",
+                file=file,
+                line=line_of(lines, ("terms", index, "aliases")) or line,
+                field=f"terms[{index}].aliases",
+                code="T006",
+            )
         row = {k: "" if item.get(k) is None else str(item.get(k)) for k in _REQUIRED + ("lang",)}
-        row["aliases"] = [str(a) for a in aliases]
+        row["aliases"] = list(aliases)
         rows.append((line, row))
     if len(rows) > MAX_TERMS:
         raise TermDictionaryError(

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import chain
@@ -30,14 +31,11 @@ from typing import NamedTuple
 import ahocorasick
 import numpy as np
 
-from aau.terms.dictionary import Term, TermDictionary, fold_surface
+from aau.terms.dictionary import Term, TermDictionary, fold_surface, fold_text
 
 __all__ = ["TermEntry", "TermHit", "TermMatcher", "fold_text"]
 
 _GC_PAUSE_HITS = 10_000
-
-# Whitespace the folded text reads as a space (same length, so offsets hold).
-_SPACES = ("\n", "\t", "\r", "\f", "\v", "\xa0")
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,18 +93,6 @@ class TermHit(NamedTuple):
         }
 
 
-def fold_text(text: str) -> str:
-    """Lower case and spaces for other whitespace, with the length (and so offsets) kept."""
-    folded = text.lower()
-    if len(folded) != len(text):  # rare: a character whose lower case is longer
-        folded = "".join(ch if len(low := ch.lower()) != 1 else low for ch in text)
-    # str.replace per character, not str.translate: translate leaves its fast path on any
-    # non-ASCII text and then costs ~40 ms per MB, replace a few ms for all six.
-    for space in _SPACES:
-        folded = folded.replace(space, " ")
-    return folded
-
-
 def _no_space_script(ch: str) -> bool:
     """Whether ``ch`` belongs to a script written without spaces between words."""
     code = ord(ch)
@@ -124,8 +110,36 @@ def _no_space_script(ch: str) -> bool:
 
 
 def _word_char(ch: str) -> bool:
-    """A character of a spaced script that continues a word (so a term cannot stop there)."""
-    return (ch.isalnum() or ch == "_") and not _no_space_script(ch)
+    """A character of a spaced script that continues a word (so a term cannot stop there).
+
+    Combining marks count (Devanagari vowel signs, Arabic diacritics, decomposed accents).
+    """
+    if _no_space_script(ch):
+        return False
+    return ch.isalnum() or ch == "_" or unicodedata.category(ch).startswith("M")
+
+
+def _leftmost(start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Which of these spans (sorted by start, one per start) a left-to-right scan keeps.
+
+    A span that starts at or after every earlier span's end is kept outright; the others (a
+    term inside or across a longer one) are decided in order against the last kept span.
+    """
+    reach = np.maximum.accumulate(end)
+    contested = np.zeros(len(start), dtype=bool)
+    contested[1:] = start[1:] < reach[:-1]
+    keep = ~contested
+    if not contested.any():
+        return keep
+    # End of the last uncontested span before each position (uncontested ends only grow).
+    clear_end = np.maximum.accumulate(np.where(keep, end, 0))
+    last_end = 0
+    for position in np.flatnonzero(contested).tolist():
+        last_end = max(last_end, int(clear_end[position - 1]))
+        if start[position] >= last_end:
+            keep[position] = True
+            last_end = int(end[position])
+    return keep
 
 
 def _word_codes(codes: np.ndarray) -> np.ndarray:
@@ -189,25 +203,11 @@ class TermMatcher:
             self.entries.append(entry)
         automaton.make_automaton()
         self._automaton = automaton
-        self._longest = max((len(fold_surface(e.surface)) for e in self.entries), default=0)
-        # Per entry, what a rejected candidate (the entry's key, as matched) can still hide:
-        # (starts with a word character, ends with one, has a boundary inside where another
-        # term could start, has a shorter key as a prefix ending at a boundary).
-        edges: list[tuple[bool, bool, bool, bool]] = []
-        for key in (fold_surface(e.surface) for e in self.entries):
-            flags = [_word_char(ch) for ch in key]
-            # Another term can start at i only after a boundary, or if it begins with a character
-            # that needs none (CJK, punctuation).
-            inner = any(not flags[i - 1] or not flags[i] for i in range(1, len(key)))
-            prefixed = any(
-                not flags[i] or not flags[i - 1]
-                for i in range(1, len(key))
-                if automaton.exists(key[:i])
-            )
-            edges.append((flags[0], flags[-1], inner, prefixed))
-        self._edges = edges
-        table = np.array(edges, dtype=bool).reshape(-1, 4)
-        self._head, self._tail, self._inner, self._prefixed = table.T.copy()
+        # Per entry: whether its key starts and ends with a word character (then the text must
+        # have a boundary there).
+        keys = [fold_surface(e.surface) for e in self.entries]
+        self._head = np.array([_word_char(k[0]) for k in keys], dtype=bool)
+        self._tail = np.array([_word_char(k[-1]) for k in keys], dtype=bool)
         digest = hashlib.sha256()
         for dictionary in self.dictionaries:
             digest.update(f"{dictionary.name}:{dictionary.sha256};".encode())
@@ -246,94 +246,40 @@ class TermMatcher:
     def spans(self, folded: str) -> Spans:
         """Every match in already folded text (``fold_text``), as arrays.
 
-        One pass of ``iter_long`` in C finds, after each match, the leftmost position where any
-        term starts and the longest term there. The word-boundary checks run on all candidates
-        at once (numpy). A rejected candidate rarely hides a valid match (a shorter term at its
-        start, or one starting after a boundary inside it, both known per entry); only those
-        positions are searched again, in a window of the text.
+        ``Automaton.iter`` in C reports every occurrence of every term (``iter_long`` would be
+        cheaper, but misses a shorter term that ends where a longer one fails, e.g. at the end
+        of the text: pyahocorasick issue 133). The word-boundary checks run on all of them at
+        once (numpy); of the valid ones, the longest at each start is kept, and overlaps go to
+        the one that starts first, which only for overlapping runs needs a loop.
         """
         empty = np.zeros(0, dtype=np.int64)
         if not self.entries or not folded:
             return Spans(empty, empty, empty)
-        flat = np.fromiter(chain.from_iterable(self._automaton.iter_long(folded)), np.int64)
+        flat = np.fromiter(chain.from_iterable(self._automaton.iter(folded)), np.int64)
         last, value = flat[0::2], flat[1::2]
         real = value >= 0  # the root-ordering dummies match only text holding NUL
         last, value = last[real], value[real]
         index = value >> _LENGTH_BITS
-        start = last - (value & 0xFF) + 1
+        length = value & 0xFF
+        start = last - length + 1
         end = last + 1
-        codes = np.frombuffer(folded.encode("utf-32-le"), dtype=np.uint32)
+        # surrogatepass: a lone surrogate (from JSON input) is text, not an encoding error.
+        codes = np.frombuffer(folded.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
         size = len(codes)
         word_before = _word_codes(codes[np.maximum(start - 1, 0)]) & (start > 0)
         word_after = _word_codes(codes[np.minimum(end, size - 1)]) & (end < size)
-        left = ~(self._head[index] & word_before)
-        right = ~(self._tail[index] & word_after)
-        accept = left & right
-        search = ~accept & (self._inner[index] | (left & self._prefixed[index]))
-        starts, ends, entries = start[accept], end[accept], index[accept]
-        if not search.any():
-            return Spans(starts, ends, entries)
-        return self._with_searched(folded, starts, ends, entries, start[search], end[search])
-
-    def _with_searched(
-        self, folded: str, starts: np.ndarray, ends: np.ndarray, entries: np.ndarray,
-        search_starts: np.ndarray, search_ends: np.ndarray,
-    ) -> Spans:  # fmt: skip
-        """Add the valid matches hidden by rejected candidates, and drop what they overlap."""
-        extra: list[tuple[int, int, int]] = []
-        dropped = np.zeros(len(starts), dtype=bool)
-        covered = 0
-        for first, stop in zip(search_starts.tolist(), search_ends.tolist(), strict=True):
-            if stop <= covered:
-                continue
-            reach = self._search(folded, max(first, covered), stop, extra)
-            # A match found here may run past the candidate, over accepted ones.
-            position = int(np.searchsorted(starts, stop))
-            while position < len(starts) and starts[position] < reach:
-                dropped[position] = True
-                if ends[position] > reach:
-                    reach = self._search(folded, reach, int(ends[position]), extra)
-                position += 1
-            covered = max(covered, reach)
-        keep = ~dropped
-        starts, ends, entries = starts[keep], ends[keep], entries[keep]
-        if extra:
-            more = np.array(extra, dtype=np.int64).reshape(-1, 3)
-            starts = np.concatenate([starts, more[:, 0]])
-            ends = np.concatenate([ends, more[:, 1]])
-            entries = np.concatenate([entries, more[:, 2]])
-            order = np.argsort(starts, kind="stable")
-            starts, ends, entries = starts[order], ends[order], entries[order]
-        return Spans(starts, ends, entries)
-
-    def _search(self, folded: str, first: int, stop: int, out: list[tuple[int, int, int]]) -> int:
-        """Leftmost-longest valid matches starting in ``[first, stop)``; returns the new cover."""
-        window = folded[first : stop + self._longest]
-        by_start: dict[int, list[tuple[int, int]]] = {}
-        for last, value in self._automaton.iter(window):
-            if value < 0:
-                continue
-            length = value & 0xFF
-            begin = first + last - length + 1
-            if begin < stop:
-                by_start.setdefault(begin, []).append((length, value >> _LENGTH_BITS))
-        covered, size = stop, len(folded)
-        cursor = first
-        for begin in sorted(by_start):
-            if begin < cursor:
-                continue
-            for length, index in sorted(by_start[begin], reverse=True):
-                head, tail, _, _ = self._edges[index]
-                finish = begin + length
-                if head and begin and _word_char(folded[begin - 1]):
-                    continue
-                if tail and finish < size and _word_char(folded[finish]):
-                    continue
-                out.append((begin, finish, index))
-                cursor = finish
-                covered = max(covered, finish)
-                break
-        return covered
+        valid = ~(self._head[index] & word_before) & ~(self._tail[index] & word_after)
+        start, end, index = start[valid], end[valid], index[valid]
+        if not len(start):
+            return Spans(empty, empty, empty)
+        # Longest first within a start, starts in order; then the first of each start.
+        order = np.lexsort((-(end - start), start))
+        start, end, index = start[order], end[order], index[order]
+        first = np.ones(len(start), dtype=bool)
+        first[1:] = start[1:] != start[:-1]
+        start, end, index = start[first], end[first], index[first]
+        keep = _leftmost(start, end)
+        return Spans(start[keep], end[keep], index[keep])
 
     def entries_for(self, categories: Iterable[str]) -> list[TermEntry]:
         """The entries of the given categories (for prompts listing a domain's terms)."""

@@ -23,7 +23,7 @@ from typing import Any
 
 import torch
 
-from aau.errors import TermDictionaryError
+from aau.errors import EngineUnavailable
 from aau.terms.matcher import fold_text
 from aau.terms.store import TermSet
 
@@ -40,59 +40,53 @@ def term_token_name(surface: str) -> str:
 class MergedVocabulary:
     """One term set's tokenizer view over a base tokenizer and model.
 
+    Supported: tokenizers whose encoding of a text is the concatenation of the encodings of
+    its parts at a space (byte-level BPE: GPT-2, Llama 3, SmolLM2, GLM), and models whose
+    logits are their output head applied to the final hidden state, without soft-capping or
+    scaling; others are refused when the view is built.
+
     Args:
         term_set: the tenant's active dictionaries.
         tokenizer: the engine's (base) HF tokenizer; not modified.
-        input_embeddings: the model's input embedding matrix ``[V, d]``.
-        output_embeddings: the output head's weight ``[V, d]`` (the same tensor when tied).
+        model: the engine's HF causal LM; not modified.
     """
 
-    def __init__(
-        self,
-        term_set: TermSet,
-        tokenizer: Any,
-        input_embeddings: torch.Tensor,
-        output_embeddings: torch.Tensor,
-    ) -> None:
+    def __init__(self, term_set: TermSet, tokenizer: Any, model: Any) -> None:
         self.term_set = term_set
         self.fingerprint = term_set.fingerprint
         # Its own copy (~0.1 s): a view is built on a caller's thread while the engine's worker
         # tokenizes with the shared one, and a Rust tokenizer must not be used from two threads.
         self.tokenizer = copy.deepcopy(tokenizer)
         tokenizer = self.tokenizer
-        self.base_size = int(output_embeddings.shape[0])
-        specials = {str(t).lower() for t in getattr(tokenizer, "all_special_tokens", ())}
+        _check_supported(tokenizer, model)
+        head = model.get_output_embeddings()
+        embedding = model.get_input_embeddings()
+        self.base_size = int(head.weight.shape[0])
+        specials = [str(t) for t in getattr(tokenizer, "all_special_tokens", ()) if str(t)]
+        self._specials = re.compile("|".join(map(re.escape, specials))) if specials else None
         entries = term_set.matcher.entries
         # Token ids: base_size + 2 * entry (after a space), base_size + 2 * entry + 1 (bare).
         self.strings: list[str] = []
         self.names: list[str] = []
         for entry in entries:
-            if entry.surface.lower() in specials:
-                raise TermDictionaryError(
-                    f"{entry.surface!r} collides with the tokenizer's special token of that name",
-                    file=entry.dictionary,
-                    line=entry.term.line,
-                    code="T014",
-                )
             name = term_token_name(entry.surface)
             self.strings += [" " + entry.surface, entry.surface]
             self.names += ["Ġ" + name, name]
         pieces = tokenizer(self.strings, add_special_tokens=False)["input_ids"] if entries else []
         flat = torch.tensor([i for ids in pieces for i in ids], dtype=torch.long)
-        offsets = torch.tensor([0] + [len(ids) for ids in pieces[:-1]], dtype=torch.long).cumsum(0)
-        self.piece_counts = [len(ids) for ids in pieces]
+        sizes = torch.tensor([len(ids) for ids in pieces], dtype=torch.long)
+        owner = torch.repeat_interleave(torch.arange(len(pieces)), sizes)
+        counts = torch.bincount(owner, minlength=len(pieces)).clamp(min=1).unsqueeze(1)
 
-        def mean_rows(weight: torch.Tensor) -> torch.Tensor:
-            if not entries:
-                return weight.new_zeros((0, weight.shape[1]))
-            with torch.no_grad():
-                return torch.nn.functional.embedding_bag(
-                    flat.to(weight.device), weight, offsets.to(weight.device), mode="mean"
-                )
+        def mean_of(vectors: torch.Tensor) -> torch.Tensor:
+            total = vectors.new_zeros((len(pieces), vectors.shape[1]))
+            return total.index_add_(0, owner.to(vectors.device), vectors) / counts.to(vectors)
 
-        self.input_rows = mean_rows(input_embeddings)
-        tied = output_embeddings.data_ptr() == input_embeddings.data_ptr()
-        self.output_rows = self.input_rows if tied else mean_rows(output_embeddings)
+        with torch.no_grad():
+            # Inputs through the embedding module, not its weight: some models scale inside it.
+            # Outputs from the head's own rows (the same tensor when the two are tied).
+            self.input_rows = mean_of(embedding(flat.to(head.weight.device)))
+            self.output_rows = mean_of(head.weight[flat.to(head.weight.device)])
 
     def __len__(self) -> int:
         """Tokens the view adds."""
@@ -105,21 +99,30 @@ class MergedVocabulary:
 
     # -- text <-> ids ---------------------------------------------------------------------
 
-    def encode(self, text: str) -> list[int]:
+    def encode(self, text: str, regions: Sequence[tuple[int, int]] | None = None) -> list[int]:
         """Token ids of ``text`` with every term hit as one merged token.
 
-        A hit right after a space takes that space (``Ġ<TERM_…>``), as the pieces it replaces
-        would have; the text between hits is tokenized by the base tokenizer as usual.
+        Only hits inside ``regions`` (character ranges: the messages' contents in a rendered
+        chat prompt) merge; by default, all of the text but the tokenizer's special tokens. So
+        a term such as ``user`` never rewrites a role header or a special token. A hit right
+        after a space takes that space (``Ġ<TERM_…>``), as the pieces it replaces would have;
+        the text between hits is tokenized by the base tokenizer as usual.
         """
         spans = self.term_set.matcher.spans(fold_text(text))
-        if not len(spans):
+        allowed = self._allowed(text, regions)
+        hits = [
+            (start, end, index)
+            for start, end, index in zip(
+                spans.starts.tolist(), spans.ends.tolist(), spans.entries.tolist(), strict=True
+            )
+            if any(low <= start and end <= high for low, high in allowed)
+        ]
+        if not hits:
             return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
         segments: list[str] = []
         merged: list[int] = []
         position = 0
-        for start, end, index in zip(
-            spans.starts.tolist(), spans.ends.tolist(), spans.entries.tolist(), strict=True
-        ):
+        for start, end, index in hits:
             spaced = start > position and text[start - 1] == " "
             segments.append(text[position : start - 1 if spaced else start])
             merged.append(self.base_size + 2 * index + (0 if spaced else 1))
@@ -132,6 +135,20 @@ class MergedVocabulary:
             ids.append(term_id)
         ids += encoded[-1]
         return ids
+
+    def _allowed(
+        self, text: str, regions: Sequence[tuple[int, int]] | None
+    ) -> Sequence[tuple[int, int]]:
+        if regions is not None:
+            return regions
+        if self._specials is None:
+            return [(0, len(text))]
+        allowed, position = [], 0
+        for special in self._specials.finditer(text):
+            allowed.append((position, special.start()))
+            position = special.end()
+        allowed.append((position, len(text)))
+        return allowed
 
     def decode(self, ids: Sequence[int], *, skip_special_tokens: bool = True) -> str:
         """Text of ``ids``; merged tokens become their dictionary surface form."""
@@ -172,3 +189,29 @@ class MergedVocabulary:
     def extra_logits(self, hidden: torch.Tensor) -> torch.Tensor:
         """Logits of the merged tokens for final hidden states ``[..., d]``."""
         return hidden @ self.output_rows.to(hidden.dtype).T
+
+
+def _check_supported(tokenizer: Any, model: Any) -> None:
+    """Refuse tokenizers and models a merged-token view would silently get wrong."""
+    config = getattr(model, "config", None)
+    for setting in ("final_logit_softcapping", "logit_scale"):
+        if getattr(config, setting, None):
+            raise EngineUnavailable(
+                f"term merging: this model's logits are transformed after the output head "
+                f"({setting}), which merged tokens cannot follow; set term_merging: false"
+            )
+    if getattr(model.get_output_embeddings(), "bias", None) is not None:
+        raise EngineUnavailable(
+            "term merging: the model's output head has a bias; set term_merging: false"
+        )
+
+    def encode(text: str) -> list[int]:
+        return list(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    for left, right in (("the", " force majeure clause,"), ("Total", " due: 5 EUR")):
+        if encode(left) + encode(right) != encode(left + right):
+            raise EngineUnavailable(
+                "term merging needs a tokenizer that encodes text piece by piece the same as "
+                "whole (byte-level BPE); this one adds a prefix to every piece (SentencePiece"
+                "-style); set term_merging: false"
+            )

@@ -15,16 +15,22 @@ so ``aau termdict add`` from another shell is active without a restart.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: writers in one process only
+    fcntl = None  # type: ignore[assignment]
 
 from aau.errors import TermDictionaryError, UnknownTenant
 from aau.terms.dictionary import TermDictionary, fold_surface, load_dictionary, parse_dictionary
@@ -129,6 +135,27 @@ class TermStore:
     def _dir(self, tenant: str) -> Path:
         return self.root / "tenants" / tenant
 
+    @contextlib.contextmanager
+    def _locked(self, *, shared: bool = False) -> Iterator[None]:
+        """This process's lock and, across processes, a lock file in the store's root.
+
+        Writers (create, add, remove) hold it exclusively: each reads the manifest, writes
+        files and replaces the manifest, and must not interleave with another writer. Readers
+        rebuilding a term set hold it shared, so no writer deletes a file they are about to
+        read.
+        """
+        with self._lock:
+            if fcntl is None:
+                yield
+                return
+            self.root.mkdir(parents=True, exist_ok=True)
+            with open(self.root / ".lock", "a+b") as handle:
+                fcntl.flock(handle, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+                try:
+                    yield
+                finally:
+                    fcntl.flock(handle, fcntl.LOCK_UN)
+
     def tenants(self) -> list[str]:
         """Known tenants, sorted."""
         base = self.root / "tenants"
@@ -139,7 +166,7 @@ class TermStore:
     def create_tenant(self, tenant: str) -> None:
         """Register ``tenant`` (no dictionaries of its own yet); refuses an existing one."""
         check_tenant_name(tenant)
-        with self._lock:
+        with self._locked():
             if tenant in self.tenants():
                 raise TermDictionaryError(
                     f"tenant {tenant!r} exists already", field="tenant", code="T016"
@@ -148,7 +175,7 @@ class TermStore:
 
     def remove_tenant(self, tenant: str) -> None:
         """Forget ``tenant`` and its dictionaries."""
-        with self._lock:
+        with self._locked():
             self._require(tenant)
             shutil.rmtree(self._dir(tenant))
             self._live.pop(tenant, None)
@@ -220,7 +247,7 @@ class TermStore:
             new.append((dictionary, path.read_bytes(), path.suffix.lower()))
         if not new:
             raise TermDictionaryError("nothing to upload", field="files", code="T003")
-        with self._lock:
+        with self._locked():
             self._require(tenant)
             current = self.uploaded(tenant)
             names = [d.name for d, _, _ in new]
@@ -267,7 +294,7 @@ class TermStore:
 
     def remove(self, tenant: str, name: str) -> None:
         """Remove the tenant's dictionary ``name``; active at its next request."""
-        with self._lock:
+        with self._locked():
             self._require(tenant)
             entries = self._manifest(tenant)
             if not any(e["name"] == name for e in entries):
@@ -318,8 +345,18 @@ class TermStore:
         live = self._live.get(tenant)
         if live is not None and live[0] == stamp:
             return live[1]
-        with self._lock:
-            term_set = TermSet(tenant, TermMatcher(self.shipped + self.uploaded(tenant)))
+        with self._locked(shared=True):
+            try:
+                stamp = _stamp(self._dir(tenant) / "manifest.json")
+                uploads = self.uploaded(tenant)
+            except OSError as exc:
+                raise TermDictionaryError(
+                    f"tenant {tenant!r}: its stored dictionaries cannot be read ({exc}); "
+                    "upload them again",
+                    file=str(self._dir(tenant)),
+                    code="T001",
+                ) from None
+            term_set = TermSet(tenant, TermMatcher(self.shipped + uploads))
             self._live[tenant] = (stamp, term_set)
             return term_set
 

@@ -144,3 +144,18 @@ def test_yaml_structure_errors_are_located() -> None:
 def test_a_bad_language_tag_is_refused() -> None:
     error = error_of("term\tcanonical\tcategory\tlang\nloan\tloan\tinstrument\tenglish!\n")
     assert (error.term_code, error.field) == ("T015", "lang")
+
+
+def test_yaml_values_of_the_wrong_type_are_located_errors() -> None:
+    error = error_of("terms:\n  - {term: ab, canonical: x, category: c, aliases: 5}\n", "t.yaml")
+    assert (error.term_code, error.field) == ("T006", "terms[0].aliases")
+    error = error_of("terms:\n  - {term: [ab, cd], canonical: x, category: c}\n", "t.yaml")
+    assert (error.term_code, error.field) == ("T006", "terms[0].term")
+    ok = parse_dictionary("terms:\n  - {term: abc, canonical: x, category: c, aliases: 'd e|fg'}\n",
+                          file="t.yaml")  # fmt: skip
+    assert ok.terms[0].aliases == ("d e", "fg")  # one text splits at '|', as in a TSV cell
+
+
+def test_a_repeated_column_is_refused() -> None:
+    error = error_of("term\tterm\tcanonical\tcategory\nab\tcd\tx\tc\n")
+    assert (error.term_code, error.line, error.field) == ("T006", 1, "header")

@@ -120,3 +120,33 @@ def test_shipped_dictionaries_never_give_one_surface_two_meanings(shipped: list)
         for surface, term in dictionary.surfaces():
             key = fold_surface(surface)
             assert meaning.setdefault(key, term.canonical) == term.canonical, surface
+
+
+def test_a_shorter_term_ending_where_a_longer_one_fails_is_found() -> None:
+    # pyahocorasick's iter_long misses these (its issue 133); the matcher must not.
+    fees = matcher("late payment fee\tlate payment fee\tfee", "payment\tpayment\tconcept")
+    assert found(fees, "Reason: late payment") == [("payment", "payment")]
+    assert found(fees, "late payment\n") == [("payment", "payment")]
+    stocks = matcher("new york stock exchange\tNYSE\tmarket", "york stock market\tx\tmarket",
+                     "stock\tstock\tinstrument")  # fmt: skip
+    assert found(stocks, "the new york stock, and more") == [("stock", "stock")]
+    ip = matcher("知识产权\tIP\tright", "国家知识产权局\tCNIPA\tauthority")
+    assert found(ip, "国家知识产权") == [("知识产权", "IP")]
+
+
+def test_combining_marks_belong_to_their_word() -> None:
+    hindi = matcher("कम\tless\tword")
+    assert found(hindi, "कमी") == []  # the vowel sign continues the word
+    assert found(hindi, "यह कम है") == [("कम", "less")]
+
+
+def test_unusual_whitespace_and_letters_still_match() -> None:
+    wide = matcher("force majeure\tforce majeure\tclause", "ΟΔΟΣ\tstreet\tplace",
+                   "İstanbul\tIST\tplace")  # fmt: skip
+    assert found(wide, "a force\u3000majeure event") == [("force\u3000majeure", "force majeure")]
+    assert found(wide, "İ ΟΔΟΣ 5") == [("ΟΔΟΣ", "street")]
+    assert found(wide, "our İstanbul office") == [("İstanbul", "IST")]
+
+
+def test_a_lone_surrogate_in_the_text_is_just_a_character() -> None:
+    assert found(FINANCE, "swap \udcff cap") == [("swap", "swap"), ("cap", "cap")]

@@ -151,3 +151,42 @@ def test_a_unit_runs_with_merged_tokens_in_its_prompt(engine: Any, tmp_path: Pat
     assert unit.error is None
     assert unit.output == {"amount": 40.0, "currency": "EUR"}
     assert unit.tokens["prompt"] < plain["extract_price"].tokens["prompt"]
+
+
+def test_terms_merge_in_message_contents_only(engine: Any) -> None:
+    from aau.engines.transformers import _content_regions
+
+    roles = parse_dictionary(
+        "term\tcanonical\tcategory\nassistant\tassistant\trole\nim_start\tx\tmarkup\n"
+        "purchase order\tpurchase order\tdocument\n",
+        file="roles.tsv",
+    )
+    view = engine.term_view(TermSet("roles", TermMatcher([roles])))[0]
+    messages = [{"role": "user", "content": "Ask the assistant about purchase order 7."}]
+    text = engine.tokenizer.apply_chat_template(
+        messages, add_generation_prompt=True, tokenize=False
+    )
+    names = view.tokens(text)  # default: all but special tokens
+    assert "<|im_start|>" in names  # a term inside a special token's text never merges
+    ids = view.encode(text, _content_regions(text, messages))
+    merged = [view.names[i - view.base_size] for i in ids if i >= view.base_size]
+    assert merged == ["Ġ<TERM_assistant>", "Ġ<TERM_purchase_order>"]  # the role header stays
+    assert view.decode(ids, skip_special_tokens=False) == text
+
+
+def test_sentencepiece_style_tokenizers_are_refused(engine: Any) -> None:
+    from aau.errors import EngineUnavailable
+
+    class PrefixingTokenizer:  # test double: adds a word-start marker to every piece it encodes
+        all_special_tokens: list[str] = []
+
+        def __call__(self, texts: Any, add_special_tokens: bool = False) -> dict[str, Any]:
+            def encode(text: str) -> list[int]:
+                return [0] + [ord(ch) % 100 for ch in text]
+
+            if isinstance(texts, str):
+                return {"input_ids": encode(texts)}
+            return {"input_ids": [encode(t) for t in texts]}
+
+    with pytest.raises(EngineUnavailable, match="byte-level BPE"):
+        MergedVocabulary(TERM_SET, PrefixingTokenizer(), engine.model)

@@ -129,3 +129,37 @@ def test_the_manifest_is_plain_json(store: TermStore, tmp_path: Path) -> None:
     assert [e["name"] for e in manifest["dictionaries"]] == ["acme"]
     store.remove_tenant("acme")
     assert store.tenants() == ["globex"]
+
+
+def _upload_in_another_process(root: str, name: str, barrier: object) -> None:
+    store = TermStore(root, shipped=SHIPPED)
+    barrier.wait()  # type: ignore[attr-defined]
+    store.add("acme", [Path(root).parent / f"{name}.tsv"])
+
+
+def test_uploads_from_two_processes_at_once_both_land(tmp_path: Path) -> None:
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    store = TermStore(tmp_path / "store", shipped=SHIPPED)
+    store.create_tenant("acme")
+    for round_ in range(4):
+        names = [f"d{round_}a", f"d{round_}b"]
+        for name in names:
+            write(tmp_path, f"{name}.tsv", f"term {name}\t{name}\tproduct")
+        barrier = context.Barrier(2)
+        workers = [
+            context.Process(
+                target=_upload_in_another_process, args=(str(store.root), name, barrier)
+            )
+            for name in names
+        ]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join(30)
+            assert worker.exitcode == 0
+        listed = {info.name for info in store.list("acme")}
+        assert set(names) <= listed
+        hits = canon(store, "acme", f"term {names[0]} and term {names[1]}")
+        assert [canonical for _, canonical in hits] == names
