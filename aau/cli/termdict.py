@@ -71,7 +71,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     if args.json:
         for info in infos:
             print(json.dumps({"tenant": info.tenant, "name": info.name, "terms": info.terms,
-                              "surfaces": info.surfaces, "source": info.source}))  # fmt: skip
+                              "surfaces": info.surfaces, "source": info.source,
+                              "file": info.file}))  # fmt: skip
         return 0
     print(f"{'tenant':<16} {'dictionary':<24} {'terms':>7} {'surfaces':>9}  source")
     for info in infos:

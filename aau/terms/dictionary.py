@@ -225,6 +225,13 @@ def _decode(data: bytes, file: str) -> str:
             file=file,
             code="T004",
         )
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise TermDictionaryError(
+            "a UTF-16 file (as Excel's 'Unicode Text' saves); save it as UTF-8",
+            file=file,
+            line=1,
+            code="T002",
+        )
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

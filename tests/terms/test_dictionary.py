@@ -159,3 +159,9 @@ def test_yaml_values_of_the_wrong_type_are_located_errors() -> None:
 def test_a_repeated_column_is_refused() -> None:
     error = error_of("term\tterm\tcanonical\tcategory\nab\tcd\tx\tc\n")
     assert (error.term_code, error.line, error.field) == ("T006", 1, "header")
+
+
+def test_a_utf16_file_is_named_as_such() -> None:
+    error = error_of("term\tcanonical\tcategory\nswap\tswap\tx\n".encode("utf-16"))
+    assert (error.term_code, error.line) == ("T002", 1)
+    assert "UTF-16" in error.message
