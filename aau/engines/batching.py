@@ -63,6 +63,7 @@ class Row:
     processor: Any = None
     view: Any = None  # the tenant's MergedVocabulary, when its terms are merged tokens
     compiler: Any = None  # the view's ConstraintCompiler (None: the engine's)
+    written: dict[int, str] = field(default_factory=dict)  # merged id -> the prompt's text
     prompt_tokens: int = 0
     cached_tokens: int = 0
     started: float = 0.0
@@ -192,14 +193,18 @@ class DecodeBatch:
         row.logprobs.append(float(log_probs[index, token]))
         row.entropies.append(float(entropies[index]))
         row.forced.append(int(torch.isfinite(masked).sum()) == 1)
-        decode = (row.view or self.tokenizer).decode
         if token in self.stop_ids:
-            return row.result("stop", decode(row.generated, skip_special_tokens=True))
+            return row.result("stop", self._decode(row))
         row.generated.append(token)
         row.last_token = token
         if len(row.logprobs) >= request.max_new_tokens:
-            return row.result("length", decode(row.generated, skip_special_tokens=True))
+            return row.result("length", self._decode(row))
         return None
+
+    def _decode(self, row: Row) -> str:
+        if row.view is not None:
+            return row.view.decode(row.generated, skip_special_tokens=True, written=row.written)
+        return self.tokenizer.decode(row.generated, skip_special_tokens=True)
 
     def _compact(self) -> None:
         """Drop finished rows from the batch and the padding no remaining row needs."""

@@ -250,7 +250,7 @@ class TransformersEngine:
             text = self.tokenizer.apply_chat_template(
                 messages, add_generation_prompt=True, tokenize=False
             )
-            return row.view.encode(text, _content_regions(text, messages))
+            return row.view.encode(text, _content_regions(text, messages), row.written)
         encoded = self.tokenizer.apply_chat_template(
             messages, add_generation_prompt=True, tokenize=True, return_dict=True
         )

@@ -99,14 +99,18 @@ class MergedVocabulary:
 
     # -- text <-> ids ---------------------------------------------------------------------
 
-    def encode(self, text: str, regions: Sequence[tuple[int, int]] | None = None) -> list[int]:
+    def encode(
+        self, text: str, regions: Sequence[tuple[int, int]] | None = None,
+        written: dict[int, str] | None = None,
+    ) -> list[int]:  # fmt: skip
         """Token ids of ``text`` with every term hit as one merged token.
 
         Only hits inside ``regions`` (character ranges: the messages' contents in a rendered
         chat prompt) merge; by default, all of the text but the tokenizer's special tokens. So
         a term such as ``user`` never rewrites a role header or a special token. A hit right
         after a space takes that space (``Ġ<TERM_…>``), as the pieces it replaces would have;
-        the text between hits is tokenized by the base tokenizer as usual.
+        the text between hits is tokenized by the base tokenizer as usual. ``written``, when
+        given, receives each merged id's text as this text writes it (for ``decode``).
         """
         spans = self.term_set.matcher.spans(fold_text(text))
         allowed = self._allowed(text, regions)
@@ -126,6 +130,8 @@ class MergedVocabulary:
             spaced = start > position and text[start - 1] == " "
             segments.append(text[position : start - 1 if spaced else start])
             merged.append(self.base_size + 2 * index + (0 if spaced else 1))
+            if written is not None:
+                written[merged[-1]] = text[start - 1 if spaced else start : end]
             position = end
         segments.append(text[position:])
         encoded = self.tokenizer(segments, add_special_tokens=False)["input_ids"]
@@ -150,8 +156,15 @@ class MergedVocabulary:
         allowed.append((position, len(text)))
         return allowed
 
-    def decode(self, ids: Sequence[int], *, skip_special_tokens: bool = True) -> str:
-        """Text of ``ids``; merged tokens become their dictionary surface form."""
+    def decode(
+        self, ids: Sequence[int], *, skip_special_tokens: bool = True,
+        written: dict[int, str] | None = None,
+    ) -> str:  # fmt: skip
+        """Text of ``ids``, merged tokens as their terms.
+
+        A merged token becomes the term as ``written`` has it (as the prompt wrote it, so an
+        extracted value keeps the document's spelling), else its dictionary surface form.
+        """
         parts: list[str] = []
         run: list[int] = []
         for token in ids:
@@ -161,7 +174,8 @@ class MergedVocabulary:
             if run:
                 parts.append(self.tokenizer.decode(run, skip_special_tokens=skip_special_tokens))
                 run = []
-            parts.append(self.strings[token - self.base_size])
+            known = written.get(token) if written else None
+            parts.append(known if known is not None else self.strings[token - self.base_size])
         if run:
             parts.append(self.tokenizer.decode(run, skip_special_tokens=skip_special_tokens))
         return "".join(parts)
