@@ -7,9 +7,9 @@ Matching rules, in order:
   offsets into the folded text are offsets into the original.
 * **Whitespace.** Newlines and tabs match a space, so a term broken across lines by OCR or
   layout is still found. Runs of spaces are not merged.
-* **Longest leftmost.** The automaton reports, from left to right, the longest term starting at
-  each position; overlapping candidates lose to the one that starts first, then to the longer.
-  Ties cannot happen: each folded surface belongs to exactly one entry.
+* **Longest leftmost.** Of the terms that occur (with valid boundaries), the one that starts
+  first wins, then the longer; a term overlapping a winner is dropped. Ties cannot happen:
+  each folded surface belongs to exactly one entry.
 * **Word boundaries** for scripts that separate words with spaces: a match may not begin or end
   inside a word. Chinese, Japanese, Thai and other scripts written without spaces have no such
   boundaries, so their terms match anywhere.
@@ -23,7 +23,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain
 from typing import NamedTuple
@@ -48,7 +48,7 @@ class TermEntry:
 
 
 class TermHit(NamedTuple):
-    """One term found in a text (a tuple: millions are made per second of scanning).
+    """One term found in a text (a tuple: a large text yields hundreds of thousands).
 
     Attributes:
         start, end: character offsets into the text that was matched (``text[start:end]``).
@@ -196,18 +196,17 @@ class TermMatcher:
         automaton = ahocorasick.Automaton()
         for ch in _ROOT_ORDER:
             automaton.add_word(ch + "\x00", -1)
-        self.entries: list[TermEntry] = []
         # ASCII-initial terms first: their root children come before the other scripts'.
-        for key, entry in sorted(entries.items(), key=lambda item: not item[0][0].isascii()):
-            automaton.add_word(key, (len(self.entries) << _LENGTH_BITS) | len(key))
-            self.entries.append(entry)
+        ordered = sorted(entries.items(), key=lambda item: not item[0][0].isascii())
+        self.entries: list[TermEntry] = [entry for _, entry in ordered]
+        for index, (key, _) in enumerate(ordered):
+            automaton.add_word(key, (index << _LENGTH_BITS) | len(key))
         automaton.make_automaton()
         self._automaton = automaton
         # Per entry: whether its key starts and ends with a word character (then the text must
         # have a boundary there).
-        keys = [fold_surface(e.surface) for e in self.entries]
-        self._head = np.array([_word_char(k[0]) for k in keys], dtype=bool)
-        self._tail = np.array([_word_char(k[-1]) for k in keys], dtype=bool)
+        self._head = np.array([_word_char(key[0]) for key, _ in ordered], dtype=bool)
+        self._tail = np.array([_word_char(key[-1]) for key, _ in ordered], dtype=bool)
         digest = hashlib.sha256()
         for dictionary in self.dictionaries:
             digest.update(f"{dictionary.name}:{dictionary.sha256};".encode())
@@ -280,8 +279,3 @@ class TermMatcher:
         start, end, index = start[first], end[first], index[first]
         keep = _leftmost(start, end)
         return Spans(start[keep], end[keep], index[keep])
-
-    def entries_for(self, categories: Iterable[str]) -> list[TermEntry]:
-        """The entries of the given categories (for prompts listing a domain's terms)."""
-        wanted = set(categories)
-        return [entry for entry in self.entries if entry.term.category in wanted]
