@@ -46,6 +46,16 @@ class HeadInput:
     def _keep(self, _module: Any, args: tuple[Any, ...]) -> None:
         self.last = args[0][:, -1]  # the last position only: nothing more is read
 
+    def clear(self) -> None:
+        """Forget the last forward's states (call before a forward whose states are read)."""
+        self.last = None
+
+    def extend(self, row: Row, index: int) -> None:
+        """Append the merged-token logits of ``row`` (row ``index`` of the last forward)."""
+        assert self.last is not None, "the output head did not run in the last forward"
+        extra = row.view.extra_logits(self.last[index])
+        row.logits = torch.cat([row.logits, extra.to(row.logits.dtype)])  # type: ignore[list-item]
+
 
 class Cancelled(EngineTimeout):
     """The caller stopped waiting (cancelled its task) while the request was in the batch."""
@@ -236,7 +246,7 @@ class DecodeBatch:
         if viewed:
             inputs = {"inputs_embeds": self._embed(input_ids, viewed)}
             assert self.head is not None
-            self.head.last = None  # filled by this forward, or the check below fails
+            self.head.clear()
         out = self.model(
             **inputs,
             attention_mask=self.mask.to(self.model.device),
@@ -251,24 +261,16 @@ class DecodeBatch:
             row.position += 1
             if not row.done:
                 row.model_ms += share
-        if viewed:
-            assert self.head is not None
-            assert self.head.last is not None
-            for index in viewed:
-                row = self.rows[index]
-                extra = row.view.extra_logits(self.head.last[index])
-                row.logits = torch.cat([row.logits, extra.to(row.logits.dtype)])
+        for index in viewed:
+            self.head.extend(self.rows[index], index)  # type: ignore[union-attr]
 
     def _embed(self, input_ids: torch.Tensor, viewed: list[int]) -> torch.Tensor:
         """Input embeddings of a step whose rows include merged-term views."""
         embedding = self.model.get_input_embeddings()
-        base = embedding.weight.shape[0]
-        vectors = embedding(input_ids.clamp(max=base - 1).to(self.model.device))
-        for index in viewed:
-            token = int(input_ids[index, 0])
-            if token >= base:
-                view = self.rows[index].view
-                vectors[index, 0] = view.input_rows[token - base].to(vectors.dtype)
+        ids = input_ids.to(self.model.device)
+        vectors = embedding(ids.clamp(max=embedding.weight.shape[0] - 1))
+        for index in viewed:  # each view embeds its own row (merged ids included)
+            vectors[index] = self.rows[index].view.embed(ids[index : index + 1], embedding)[0]
         return vectors
 
     def fail_all(self, error: EngineError) -> None:

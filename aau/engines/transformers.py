@@ -286,7 +286,7 @@ class TransformersEngine:
         if row.view is not None:
             inputs = {"inputs_embeds": row.view.embed(ids, self.model.get_input_embeddings())}
             assert self._head is not None
-            self._head.last = None  # filled by this forward, or the check below fails
+            self._head.clear()
         out = self.model(
             **inputs,
             position_ids=torch.arange(start, len(tokens), device=self.model.device)[None],
@@ -299,10 +299,7 @@ class TransformersEngine:
         row.prompt_tokens, row.cached_tokens = len(tokens), start
         row.logits, row.last_token, row.position = out.logits[0, -1], tokens[-1], len(tokens)
         if row.view is not None:
-            assert self._head is not None
-            assert self._head.last is not None
-            extra = row.view.extra_logits(self._head.last[0])
-            row.logits = torch.cat([row.logits, extra.to(row.logits.dtype)])
+            self._head.extend(row, 0)  # type: ignore[union-attr]
         if self.prefix_cache.max_bytes:
             self.prefix_cache.insert(namespace, tokens, out.cache, tag=request.key)
         if not kv.is_batchable(out.cache):
