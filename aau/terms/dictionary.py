@@ -150,6 +150,11 @@ def load_dictionary(path: str | Path, *, name: str | None = None) -> TermDiction
             breaks a rule; the message names file, line and column.
     """
     path = Path(path)
+    return parse_dictionary(read_dictionary_bytes(path), file=str(path), name=name)
+
+
+def read_dictionary_bytes(path: Path) -> bytes:
+    """A dictionary file's bytes, refused (located, coded) when missing or too big."""
     where = str(path)
     try:
         size = path.stat().st_size
@@ -160,14 +165,13 @@ def load_dictionary(path: str | Path, *, name: str | None = None) -> TermDiction
                 file=where,
                 code="T004",
             )
-        data = path.read_bytes()
+        return path.read_bytes()
     except FileNotFoundError:
         raise TermDictionaryError("file not found", file=where, code="T001") from None
     except IsADirectoryError:
         raise TermDictionaryError("is a directory, not a file", file=where, code="T001") from None
     except OSError as exc:
         raise TermDictionaryError(f"cannot read: {exc.strerror}", file=where, code="T001") from None
-    return parse_dictionary(data, file=where, name=name)
 
 
 def parse_dictionary(

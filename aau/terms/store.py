@@ -33,7 +33,13 @@ except ImportError:  # pragma: no cover - Windows: writers in one process only
     fcntl = None  # type: ignore[assignment]
 
 from aau.errors import TermDictionaryError, UnknownTenant
-from aau.terms.dictionary import TermDictionary, fold_surface, load_dictionary, parse_dictionary
+from aau.terms.dictionary import (
+    TermDictionary,
+    fold_surface,
+    load_dictionary,
+    parse_dictionary,
+    read_dictionary_bytes,
+)
 from aau.terms.matcher import TermHit, TermMatcher
 
 __all__ = ["DictionaryInfo", "TermSet", "TermStore", "default_store_dir", "shipped_dictionaries"]
@@ -224,7 +230,7 @@ class TermStore:
 
         Args:
             tenant: a tenant created with ``create_tenant``.
-            sources: files (``.tsv``/``.csv``/``.yaml``) or already parsed dictionaries.
+            sources: files (``.tsv``/``.csv``/``.yaml``); their bytes are kept as uploaded.
             replace: allow replacing a dictionary of the same name (else that is an error).
 
         Raises:
@@ -243,8 +249,9 @@ class TermStore:
                     code="T005",
                 )
             path = Path(source)
-            dictionary = load_dictionary(path)
-            new.append((dictionary, path.read_bytes(), path.suffix.lower()))
+            data = read_dictionary_bytes(path)  # read once: what is checked is what is kept
+            dictionary = parse_dictionary(data, file=str(path))
+            new.append((dictionary, data, path.suffix.lower()))
         if not new:
             raise TermDictionaryError("nothing to upload", field="files", code="T003")
         with self._locked():
