@@ -15,7 +15,7 @@ error (``crf_model_missing``, ``crf_model_stale``, ``crf_model_corrupt``) and mo
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -55,6 +55,7 @@ __all__ = [
     "Tagging",
     "choose_fields",
     "tag_text",
+    "term_spans",
 ]
 
 Issue = tuple[tuple[str | int, ...], str, str]
@@ -271,6 +272,11 @@ class Tagging:
     o_marginals: tuple[float, ...]
 
 
+def term_spans(hits: Iterable[Any]) -> list[tuple[int, int, str]]:
+    """``(start, end, category)`` of term hits (``aau.terms.TermHit``), as the features take."""
+    return [(hit.start, hit.end, hit.category) for hit in hits]
+
+
 def tag_text(
     tagger: pycrfsuite.Tagger, tokens: Sequence[Token], features: FeatureConfig,
     term_hits: Sequence[tuple[int, int, str]] = (),
@@ -374,7 +380,7 @@ class CrfPath:
             CrfModelCorrupt: the model file or its record is unreadable or altered.
         """
         tokens = tokenize(text)
-        hits = [(h.start, h.end, h.category) for h in context.extras.get("term_hits", ())]
+        hits = term_spans(context.extras.get("term_hits", ()))
         with self._lock:
             tagging = tag_text(self._loaded_tagger(), tokens, self._features, hits)
         values, chosen = choose_fields(text, tagging.spans, self.spec.fields, self.properties)

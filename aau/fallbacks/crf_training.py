@@ -38,6 +38,7 @@ from aau.fallbacks.crf import (
     CrfTraining,
     choose_fields,
     tag_text,
+    term_spans,
 )
 from aau.fallbacks.crf_features import (
     FEATURE_VERSION,
@@ -167,9 +168,7 @@ def _shipped_terms() -> TermMatcher:
 
 
 def _term_hits(matcher: TermMatcher | None, text: str) -> list[tuple[int, int, str]]:
-    if matcher is None:
-        return []
-    return [(h.start, h.end, h.category) for h in matcher.find(text)]
+    return term_spans(matcher.find(text)) if matcher is not None else []
 
 
 def _sha256(data: bytes) -> str:
@@ -398,9 +397,7 @@ def train_unit(unit: UnitSpec, *, write: bool = True) -> TrainReport:
     tokens = {id(e): tokenize(e.text) for e in examples}
     terms = _shipped_terms() if config.use_terms else None
     features = {
-        id(e): sentence_features(
-            tokens[id(e)], config, term_hits=_term_hits(terms, e.text) if terms else None
-        )
+        id(e): sentence_features(tokens[id(e)], config, term_hits=_term_hits(terms, e.text))
         for e in examples
     }
     tags = {
