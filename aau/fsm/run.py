@@ -119,6 +119,7 @@ class _Run:
     document: Document | None = None
     terms: TermSet | None = None
     term_hits: Sequence[TermHit] = ()
+    context: PathContext | None = None  # what the fallback paths are told besides the text
     started: float = field(default_factory=time.perf_counter)
     path: str | None = None
     cursor: int = -1
@@ -335,12 +336,7 @@ class UnitRunner:
         """The answer of the fallback at ``index``, or the error it failed with."""
         path = self.fallbacks[index]
         try:
-            context = self.context
-            if run.term_hits:
-                context = dataclasses.replace(
-                    context, extras={**context.extras, "term_hits": run.term_hits}
-                )
-            return path.extract(run.text, context)
+            return path.extract(run.text, run.context or self.context)
         except AAUError as exc:
             return exc
         except Exception as exc:  # a broken fallback must not take the unit down
@@ -405,6 +401,10 @@ class UnitRunner:
         if terms is not None and term_hits is None:
             term_hits = terms.find(text)
         run = _Run(text=text, document=document, terms=terms, term_hits=term_hits or ())
+        if run.term_hits:
+            run.context = dataclasses.replace(
+                self.context, extras={**self.context.extras, "term_hits": run.term_hits}
+            )
         machine = RunMachine(self.spec.flow)
         run.trace.append(TraceStep(machine.state, None, 0.0))
         while not machine.is_final:
