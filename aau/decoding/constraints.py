@@ -2,8 +2,11 @@
 
 The backend is chosen by measurement (``benchmarks/RESULTS.md``): xgrammar compiles a unit
 schema in milliseconds, outlines-core in tens of milliseconds, and both give the same masks.
-Logits processors come from outlines' backend layer, so either backend plugs into the engine's
-decode loop the same way: ``processor(input_ids, logits)`` per step, one processor per request.
+Per request, ``new_mask()`` gives a ``TokenMask``: the backend's own matcher (xgrammar's
+``GrammarMatcher``, outlines-core's ``Guide``) writing which tokens may come next into a 32-bit
+bitmask row, the format both share. The engine's decode loop reads it per row and step in numpy;
+outlines' logits processors (``new_processor()``), which mask a whole logits tensor per call,
+serve callers that plug into HF ``generate``.
 
 xgrammar is compiled here with compact separators and no free whitespace: small models given
 free whitespace pretty-print (and sometimes loop on newlines), which costs tokens for nothing.
@@ -26,9 +29,11 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
+
 from aau.errors import SpecError
 
-__all__ = ["CompiledConstraint", "ConstraintCompiler"]
+__all__ = ["CompiledConstraint", "ConstraintCompiler", "TokenMask"]
 
 Backend = Literal["xgrammar", "outlines_core"]
 
@@ -48,10 +53,64 @@ class CompiledConstraint:
     compiled: Any
     compile_ms: float
     _factory: Any = field(repr=False, default=None)
+    vocab_size: int = 0  # tokens the mask covers (the model's rows plus any merged terms)
 
     def new_processor(self) -> Any:
         """A per-request outlines logits processor: ``processor(input_ids, logits) -> logits``."""
         return self._factory(self.compiled)
+
+    def new_mask(self) -> TokenMask:
+        """A per-request ``TokenMask`` at the start of the output."""
+        return TokenMask(self.backend, self.compiled, self.vocab_size)
+
+
+class TokenMask:
+    """One request's constraint state: which tokens may come next, and the token chosen.
+
+    ``allowed()`` has the backend write its bitmask row (microseconds) and unpacks it to one
+    bool per token; ``accept(token)`` advances the state. The engine calls them once per step.
+    """
+
+    __slots__ = ("_accept", "_bits", "_fill", "vocab_size")
+
+    def __init__(self, backend: Backend, compiled: Any, vocab_size: int) -> None:
+        import torch
+
+        self.vocab_size = vocab_size
+        bitmask = torch.full((1, (vocab_size + 31) // 32), -1, dtype=torch.int32)
+        # Bytes of the int32 words, sharing the tensor's memory: on a little-endian host
+        # token ``32 * i + j`` is bit ``j % 8`` of byte ``4 * i + j // 8``.
+        self._bits = bitmask.numpy().view(np.uint8)
+        if backend == "xgrammar":
+            import xgrammar as xgr
+
+            matcher = xgr.GrammarMatcher(compiled)
+            self._fill = lambda: matcher.fill_next_token_bitmask(bitmask, 0)
+            self._accept = matcher.accept_token
+        else:
+            from outlines_core import Guide
+
+            guide = Guide(compiled)
+            address, words = bitmask.data_ptr(), bitmask.numel()
+            self._fill = lambda: guide.write_mask_into(address, words, 4)
+
+            def accept(token: int) -> bool:
+                if not guide.accepts_tokens([token]):
+                    return False
+                guide.advance(token_id=token, return_tokens=False)
+                return True
+
+            self._accept = accept
+
+    def allowed(self) -> np.ndarray:
+        """One bool per token of the vocabulary: may it come next?"""
+        self._fill()
+        return np.unpackbits(self._bits, count=self.vocab_size, bitorder="little").view(bool)
+
+    def accept(self, token: int) -> None:
+        """Advance past ``token``; a token the mask did not allow is a bug, not an input."""
+        if not self._accept(token):
+            raise RuntimeError(f"the constraint rejected token {token}")
 
 
 class ConstraintCompiler:
@@ -198,8 +257,9 @@ class ConstraintCompiler:
                     code="S014",
                 ) from exc
             constraint = CompiledConstraint(
-                schema, self.backend, compiled, (time.perf_counter() - started) * 1000, factory
-            )
+                schema, self.backend, compiled, (time.perf_counter() - started) * 1000, factory,
+                self.vocab_size + len(self.extra_tokens),
+            )  # fmt: skip
             self._cache[key] = constraint
             if len(self._cache) > self._max_entries:
                 self._cache.popitem(last=False)

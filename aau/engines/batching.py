@@ -2,19 +2,19 @@
 
 Requests join the running batch at a token boundary — each is prefilled alone (on top of the
 longest cached prefix of its prompt) and its KV rows are stacked into the batch cache — and leave
-the moment they finish, so no slot idles on a finished row. Every row carries its own logits
-processor (its own unit's JSON schema), applied to its row of the step's logits.
+the moment they finish, so no slot idles on a finished row. Every row carries its own token mask
+(its own unit's JSON schema), applied to its row of the step's logits.
 
-Per step and row, the raw distribution (before the mask) gives the chosen token's
-log-probability and the entropy that confidence and calibration need; the mask then picks.
+Per step and row (``aau.engines.sampling``, in numpy on the row's logits), the mask picks the
+token and the raw distribution (before the mask) gives its log-probability and the entropy that
+confidence and calibration need.
 
 The batch cache is left-padded: row ``i`` of ``mask`` is 0 over its padding. Position ids are
 per row, so a row computes exactly what it would alone, up to float summation order.
 
 A row may read and write in a tenant's merged-term view (``aau.terms.merge``): its ids past the
 model's vocabulary are embedded by the view, its logits extended by the view's rows (from the
-output head's input, captured by ``HeadInput``), and the batch's logits padded with ``-inf`` to
-the widest row, which leaves every row's distribution as it was.
+output head's input, captured by ``HeadInput``).
 """
 
 from __future__ import annotations
@@ -24,10 +24,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import torch
 
 from aau.engines import kv
 from aau.engines.base import Generation, GenerationRequest, Timings
+from aau.engines.sampling import choose, distribution_stats
 from aau.errors import EngineError, EngineTimeout
 
 __all__ = ["Cancelled", "DecodeBatch", "HeadInput", "Row"]
@@ -53,8 +55,8 @@ class HeadInput:
     def extend(self, row: Row, index: int) -> None:
         """Append the merged-token logits of ``row`` (row ``index`` of the last forward)."""
         assert self.last is not None, "the output head did not run in the last forward"
-        extra = row.view.extra_logits(self.last[index])
-        row.logits = torch.cat([row.logits, extra.to(row.logits.dtype)])  # type: ignore[list-item]
+        extra = row.view.extra_logits(self.last[index]).float().cpu().numpy()
+        row.logits = np.concatenate([row.logits, extra])  # type: ignore[list-item]
 
 
 class Cancelled(EngineTimeout):
@@ -70,7 +72,7 @@ class Row:
     request: GenerationRequest
     future: concurrent.futures.Future[Generation | EngineError]
     submitted: float
-    processor: Any = None
+    mask: Any = None  # the request's TokenMask (None: unconstrained)
     view: Any = None  # the tenant's MergedVocabulary, when its terms are merged tokens
     compiler: Any = None  # the view's ConstraintCompiler (None: the engine's)
     written: dict[int, str] = field(default_factory=dict)  # merged id -> the prompt's text
@@ -79,7 +81,7 @@ class Row:
     started: float = 0.0
     prefill_ms: float = 0.0
     model_ms: float = 0.0
-    logits: torch.Tensor | None = None  # next-token logits, [vocab]
+    logits: np.ndarray | None = None  # next-token logits, float32 [vocab]
     last_token: int = 0
     position: int = 0  # real tokens so far (the next token's position id)
     generated: list[int] = field(default_factory=list)
@@ -161,50 +163,42 @@ class DecodeBatch:
 
     def step(self) -> None:
         """Choose one token for every row, retire finished rows, run one batched forward."""
-        rows = [row.logits for row in self.rows]
-        width = max(int(row.shape[-1]) for row in rows)  # type: ignore[union-attr]
-        if any(int(row.shape[-1]) != width for row in rows):  # type: ignore[union-attr]
-            rows = [torch.nn.functional.pad(row, (0, width - row.shape[-1]), value=-torch.inf)
-                    for row in rows]  # type: ignore[arg-type,union-attr]  # fmt: skip
-        logits = torch.stack(rows).float()  # type: ignore[arg-type]
-        log_probs = torch.log_softmax(logits, dim=-1)
-        entropies = -(log_probs.exp() * log_probs).nan_to_num().sum(-1)
-        for index, row in enumerate(self.rows):
+        finished: list[tuple[Row, Generation | EngineError]] = []
+        for row in self.rows:
             if row.done:
                 continue
-            outcome = self._choose(row, index, logits, log_probs, entropies)
+            outcome = self._choose(row)
             if outcome is not None:
                 row.done = True
-                if not row.future.done():
-                    row.future.set_result(outcome)
+                finished.append((row, outcome))
         # Removing a row copies the whole cache; a finished row left in place only costs its
         # share of the next forward. Compact once a quarter of the rows are finished.
         if 4 * sum(row.done for row in self.rows) >= len(self.rows):
             self._compact()
+        # Callers wake only now: freeing the finished rows' KV holds the GIL for a millisecond
+        # or more, and a woken caller would wait on it mid-step.
+        for row, outcome in finished:
+            if not row.future.done():
+                row.future.set_result(outcome)
         if self.rows:
             self._forward()
 
-    def _choose(
-        self, row: Row, index: int, logits: torch.Tensor, log_probs: torch.Tensor,
-        entropies: torch.Tensor,
-    ) -> Generation | EngineError | None:  # fmt: skip
+    def _choose(self, row: Row) -> Generation | EngineError | None:
         request = row.request
         if request.cancel.is_set():
             return Cancelled(f"{request.key or 'request'}: cancelled by the caller")
         if request.deadline is not None and time.monotonic() > request.deadline:
             return EngineTimeout(f"{request.key or 'request'}: generation passed its deadline")
-        own = logits[index : index + 1, : row.logits.shape[-1]]  # type: ignore[union-attr]
-        if row.processor is None:  # unconstrained
-            masked = own
-        else:
-            last = torch.tensor([[row.last_token]])
-            masked = row.processor(last, own.clone())
-        token = int(torch.argmax(masked, dim=-1))
-        row.logprobs.append(float(log_probs[index, token]))
-        row.entropies.append(float(entropies[index]))
-        row.forced.append(int(torch.isfinite(masked).sum()) == 1)
+        assert row.logits is not None
+        token, forced = choose(row.logits, None if row.mask is None else row.mask.allowed())
+        logprob, entropy = distribution_stats(row.logits, token)
+        row.logprobs.append(logprob)
+        row.entropies.append(entropy)
+        row.forced.append(forced)
         if token in self.stop_ids:
             return row.result("stop", self._decode(row))
+        if row.mask is not None:
+            row.mask.accept(token)
         row.generated.append(token)
         row.last_token = token
         if len(row.logprobs) >= request.max_new_tokens:
@@ -256,8 +250,9 @@ class DecodeBatch:
         )
         share = (time.perf_counter() - started) * 1000 / max(1, len(self))
         self.cache = out.cache
+        logits = out.logits[:, -1].float().cpu().numpy()  # a view for float32 CPU models
         for index, row in enumerate(self.rows):
-            row.logits = out.logits[index, -1]
+            row.logits = logits[index]
             row.position += 1
             if not row.done:
                 row.model_ms += share

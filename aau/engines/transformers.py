@@ -265,7 +265,7 @@ class TransformersEngine:
         assert compiler is not None
         if request.schema is not None:
             constraint = compiler.compile(request.schema, unit=request.key or "<request>")
-            row.processor = constraint.new_processor()
+            row.mask = constraint.new_mask()
         tokens = self._prompt_ids(row)
         namespace = self._namespace
         if row.view is not None:
@@ -292,12 +292,14 @@ class TransformersEngine:
             position_ids=torch.arange(start, len(tokens), device=self.model.device)[None],
             cache=hit.kv if hit else None,
             use_cache=True,
+            logits_to_keep=1,  # the next token's only: a full-prompt head is most of a prefill
         )
         now = time.perf_counter()
         row.model_ms = (now - forward_started) * 1000
         row.prefill_ms = (now - row.started) * 1000
         row.prompt_tokens, row.cached_tokens = len(tokens), start
-        row.logits, row.last_token, row.position = out.logits[0, -1], tokens[-1], len(tokens)
+        row.logits = out.logits[0, -1].float().cpu().numpy()
+        row.last_token, row.position = tokens[-1], len(tokens)
         if row.view is not None:
             self._head.extend(row, 0)  # type: ignore[union-attr]
         if self.prefix_cache.max_bytes:

@@ -114,3 +114,29 @@ def test_processor_masks_every_token_the_schema_does_not_allow(
     after_brace = allowed_texts(smollm2_tokenizer, processor, prompt + opening)
     assert after_brace
     assert all(text.startswith('"') for text in after_brace), after_brace
+
+
+def test_token_mask_allows_exactly_what_the_outlines_processor_leaves_finite(
+    compiler: ConstraintCompiler, smollm2_tokenizer: Any
+) -> None:
+    constraint = compiler.compile(SCHEMA)
+    mask, processor = constraint.new_mask(), constraint.new_processor()
+    written = smollm2_tokenizer.encode('{"amount":12,"currency":"EUR"}')
+    previous = [0]
+    for token in written:
+        logits = torch.zeros(1, len(smollm2_tokenizer))
+        finite = torch.isfinite(processor(torch.tensor([previous]), logits))[0].numpy()
+        allowed = mask.allowed()[: len(smollm2_tokenizer)]
+
+        assert (allowed == finite).all(), smollm2_tokenizer.decode(previous[1:])
+        assert allowed[token]
+        mask.accept(token)
+        previous.append(token)
+
+
+def test_token_mask_refuses_a_token_it_did_not_allow(compiler: ConstraintCompiler) -> None:
+    mask = compiler.compile(SCHEMA).new_mask()
+    refused = int((~mask.allowed()).nonzero()[0][0])
+
+    with pytest.raises(RuntimeError, match=f"rejected token {refused}"):
+        mask.accept(refused)

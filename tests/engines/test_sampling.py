@@ -1,0 +1,62 @@
+"""``aau.engines.sampling``: the greedy choice under a mask and the raw distribution's signals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from aau.engines.sampling import choose, distribution_stats
+
+
+def test_the_models_favourite_is_chosen_when_the_mask_allows_it() -> None:
+    logits = np.array([0.5, 3.0, 1.0, 2.0], dtype=np.float32)
+
+    assert choose(logits, None) == (1, False)
+    assert choose(logits, np.array([True, True, False, True])) == (1, False)
+
+
+def test_a_disallowed_favourite_gives_way_to_the_best_allowed_token() -> None:
+    logits = np.array([0.5, 3.0, 1.0, 2.0], dtype=np.float32)
+
+    assert choose(logits, np.array([True, False, True, False])) == (2, False)
+
+
+def test_a_single_allowed_token_is_chosen_and_reported_forced() -> None:
+    logits = np.array([0.5, 3.0, 1.0, 2.0], dtype=np.float32)
+
+    assert choose(logits, np.array([True, False, False, False])) == (0, True)
+    assert choose(logits, np.array([False, True, False, False])) == (1, True)
+
+
+def test_a_mask_longer_than_the_logits_only_counts_the_logits_tokens() -> None:
+    logits = np.array([0.5, 3.0], dtype=np.float32)
+
+    assert choose(logits, np.array([False, True, True, True])) == (1, True)
+
+
+def test_a_mask_that_allows_nothing_is_an_error_not_a_silent_pick() -> None:
+    with pytest.raises(RuntimeError, match="allows no token"):
+        choose(np.zeros(3, dtype=np.float32), np.zeros(3, dtype=bool))
+
+
+def test_log_probability_and_entropy_match_torch_on_a_vocabulary_sized_row() -> None:
+    generator = torch.Generator().manual_seed(3)
+    logits = torch.randn(49152, generator=generator) * 4
+    log_probs = torch.log_softmax(logits.double(), -1)
+    entropy = float(-(log_probs.exp() * log_probs).sum())
+
+    for token in (0, int(logits.argmax()), 1234):
+        logprob, got_entropy = distribution_stats(logits.numpy(), token)
+
+        assert logprob == pytest.approx(float(log_probs[token]), abs=1e-4)
+        assert got_entropy == pytest.approx(entropy, abs=1e-4)
+
+
+def test_a_certain_distribution_has_zero_entropy_and_zero_log_probability() -> None:
+    logits = np.array([0.0, 200.0, 0.0], dtype=np.float32)
+
+    logprob, entropy = distribution_stats(logits, 1)
+
+    assert logprob == pytest.approx(0.0, abs=1e-6)
+    assert entropy == pytest.approx(0.0, abs=1e-6)
