@@ -295,6 +295,8 @@ class UnitRunner:
             witnesses = [o for slot, o in run.outputs.items() if slot != run.cursor]
             # The path's own confidence becomes one signal among others; the calibrated
             # P(correct) is what the threshold, the attempts and the selection see.
+            embedder = getattr(self.calibrator, "embedder", None)  # a test double may have none
+            embedding_before = embedder.forward_ms if embedder is not None else 0.0
             calibrated = self.calibrator.confidence(
                 run.path, run.answer, outcome="valid", text=run.text,
                 description=self.spec.description,
@@ -302,6 +304,9 @@ class UnitRunner:
                 document=run.document, witnesses=[output for _, output in witnesses],
                 normalizers=self.normalizers,
             )  # fmt: skip
+            if embedder is not None:  # the coherence model's forward passes, like model_ms
+                spent = embedder.forward_ms - embedding_before
+                run.timings["embed_ms"] = run.timings.get("embed_ms", 0.0) + spent
             run.answer = dataclasses.replace(run.answer, confidence=calibrated)
             run.note = self._witness_note(run.answer.output, ran, witnesses)
         run.attempts.append(Attempt(run.path, round(run.answer.confidence, 4)))
@@ -437,7 +442,7 @@ class UnitRunner:
 
     def _result(self, run: _Run) -> UnitResult:
         timings = {"queue_ms": 0.0, "prefill_ms": 0.0, "decode_ms": 0.0, "model_ms": 0.0,
-                   **run.timings}  # fmt: skip
+                   "embed_ms": 0.0, **run.timings}  # fmt: skip
         timings = {k: round(v, 3) for k, v in timings.items()}
         timings["total_ms"] = run.ms()
         common = {

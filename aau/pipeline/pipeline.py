@@ -160,6 +160,7 @@ class Pipeline:
                     "prefill_ms": 0.0,
                     "decode_ms": 0.0,
                     "model_ms": 0.0,
+                    "embed_ms": 0.0,
                     "total_ms": 0.0,
                 },
             )  # fmt: skip

@@ -67,6 +67,8 @@ class UnitResult:
     confidence: float
     path: str | None
     error: UnitError | None
+    # ms: queue, prefill, decode, total; model (the LLM's forward passes) and embed (the
+    # calibrator's sentence-embedding forward passes); the rest of total is the framework's.
     timings: dict[str, float]
     trace: tuple[TraceStep, ...] = ()
     attempts: tuple[Attempt, ...] = ()

@@ -124,6 +124,21 @@ def test_uninstalled_embedding_model_leaves_coherence_missing() -> None:
     assert missing(observation)["coherence_description"]
 
 
+def test_embedding_forward_time_is_counted_per_thread_and_not_for_cached_sentences() -> None:
+    embedder = SentenceEmbedder()
+    if not embedder.available:
+        pytest.skip("the packaged embedding model is not installed")
+    before = embedder.forward_ms
+
+    embedder.embed(["The fee is payable in euro.", "A sentence seen once."])
+    spent = embedder.forward_ms - before
+    embedder.embed(["The fee is payable in euro."])  # cached: no forward pass
+
+    assert spent > 0
+    assert embedder.forward_ms - before == spent
+    assert NO_MODEL.forward_ms == 0.0
+
+
 def test_generation_signals_read_only_tokens_the_constraint_left_open() -> None:
     generation = Generation(
         text='{"a":1}', finish_reason="stop", token_logprobs=(-0.1, -2.0, -50.0, -0.5),

@@ -74,6 +74,7 @@ def test_shipped_calibrator_scores_a_real_unit_run(find_total: UnitSpec) -> None
     result = pipeline.run(TOTAL_TEXT)["find_total"]
     assert_result_contract(result, find_total)
     assert all(0.0 <= a.confidence <= 1.0 for a in result.attempts if a.confidence is not None)
+    assert 0.0 <= result.timings["embed_ms"] <= result.timings["total_ms"]
 
 
 # -- witnesses: the other paths run before a path is scored, and agreement is a signal -------
