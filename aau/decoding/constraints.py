@@ -67,20 +67,23 @@ class CompiledConstraint:
 class TokenMask:
     """One request's constraint state: which tokens may come next, and the token chosen.
 
-    ``allowed()`` has the backend write its bitmask row (microseconds) and unpacks it to one
-    bool per token; ``accept(token)`` advances the state. The engine calls them once per step.
+    Per step the engine calls ``fill()`` (the backend writes its bitmask row: microseconds),
+    asks ``only()`` and ``allows(token)`` of it (a few words read, no unpacking), unpacks it
+    with ``allowed()`` only when the model's favourite is not allowed, and ``accept``s the
+    token chosen.
     """
 
-    __slots__ = ("_accept", "_bits", "_fill", "vocab_size")
+    __slots__ = ("_accept", "_bits", "_fill", "_words", "vocab_size")
 
     def __init__(self, backend: Backend, compiled: Any, vocab_size: int) -> None:
         import torch
 
         self.vocab_size = vocab_size
         bitmask = torch.full((1, (vocab_size + 31) // 32), -1, dtype=torch.int32)
-        # Bytes of the int32 words, sharing the tensor's memory: on a little-endian host
-        # token ``32 * i + j`` is bit ``j % 8`` of byte ``4 * i + j // 8``.
-        self._bits = bitmask.numpy().view(np.uint8)
+        # The tensor's memory as words and as bytes: token ``32 * i + j`` is bit ``j`` of word
+        # ``i``, which on a little-endian host is bit ``j % 8`` of byte ``4 * i + j // 8``.
+        self._words = bitmask.numpy()[0].view(np.uint32)
+        self._bits = self._words.view(np.uint8)
         if backend == "xgrammar":
             import xgrammar as xgr
 
@@ -102,9 +105,26 @@ class TokenMask:
 
             self._accept = accept
 
+    def fill(self) -> None:
+        """Compute which tokens may come next (before ``allows``, ``only``, ``allowed``)."""
+        self._fill()
+
+    def allows(self, token: int) -> bool:
+        """Whether ``token`` may come next."""
+        return token < self.vocab_size and bool((int(self._words[token >> 5]) >> (token & 31)) & 1)
+
+    def only(self) -> int | None:
+        """The one token that may come next, if exactly one may (the output is forced there)."""
+        nonzero = np.flatnonzero(self._words)
+        if len(nonzero) != 1:
+            return None
+        word = int(self._words[nonzero[0]])
+        if word.bit_count() != 1:
+            return None
+        return int(nonzero[0]) * 32 + word.bit_length() - 1
+
     def allowed(self) -> np.ndarray:
         """One bool per token of the vocabulary: may it come next?"""
-        self._fill()
         return np.unpackbits(self._bits, count=self.vocab_size, bitorder="little").view(bool)
 
     def accept(self, token: int) -> None:

@@ -121,6 +121,7 @@ class DecodeBatch:
         self.rows: list[Row] = []
         self.cache: Any = None
         self.mask: torch.Tensor | None = None  # [rows, positions], long
+        self._scratch = np.empty(0, dtype=np.float32)  # reused by every row's statistics
 
     def __len__(self) -> int:
         """Rows still generating (finished rows awaiting compaction do not count)."""
@@ -190,8 +191,10 @@ class DecodeBatch:
         if request.deadline is not None and time.monotonic() > request.deadline:
             return EngineTimeout(f"{request.key or 'request'}: generation passed its deadline")
         assert row.logits is not None
-        token, forced = choose(row.logits, None if row.mask is None else row.mask.allowed())
-        logprob, entropy = distribution_stats(row.logits, token)
+        if len(self._scratch) < len(row.logits):
+            self._scratch = np.empty(len(row.logits), dtype=np.float32)
+        token, forced = choose(row.logits, row.mask)
+        logprob, entropy = distribution_stats(row.logits, token, self._scratch)
         row.logprobs.append(logprob)
         row.entropies.append(entropy)
         row.forced.append(forced)

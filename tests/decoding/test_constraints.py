@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 import torch
 
@@ -126,16 +127,21 @@ def test_token_mask_allows_exactly_what_the_outlines_processor_leaves_finite(
     for token in written:
         logits = torch.zeros(1, len(smollm2_tokenizer))
         finite = torch.isfinite(processor(torch.tensor([previous]), logits))[0].numpy()
+        mask.fill()
         allowed = mask.allowed()[: len(smollm2_tokenizer)]
 
         assert (allowed == finite).all(), smollm2_tokenizer.decode(previous[1:])
-        assert allowed[token]
+        assert mask.allows(token)
+        assert not mask.allows(int((~allowed).nonzero()[0][0]))
+        single = np.flatnonzero(allowed)
+        assert mask.only() == (int(single[0]) if len(single) == 1 else None)
         mask.accept(token)
         previous.append(token)
 
 
 def test_token_mask_refuses_a_token_it_did_not_allow(compiler: ConstraintCompiler) -> None:
     mask = compiler.compile(SCHEMA).new_mask()
+    mask.fill()
     refused = int((~mask.allowed()).nonzero()[0][0])
 
     with pytest.raises(RuntimeError, match=f"rejected token {refused}"):
