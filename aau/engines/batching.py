@@ -30,7 +30,7 @@ import torch
 from aau.engines import kv
 from aau.engines.base import Generation, GenerationRequest, Timings
 from aau.engines.sampling import choose, distribution_stats
-from aau.errors import EngineError, EngineTimeout
+from aau.errors import ConstraintNotHonored, EngineError, EngineTimeout
 
 __all__ = ["Cancelled", "DecodeBatch", "HeadInput", "Row"]
 
@@ -168,7 +168,10 @@ class DecodeBatch:
         for row in self.rows:
             if row.done:
                 continue
-            outcome = self._choose(row)
+            try:
+                outcome = self._choose(row)
+            except RuntimeError as exc:  # its constraint refused the token or allowed none
+                outcome = ConstraintNotHonored(f"{row.request.key or 'request'}: {exc}")
             if outcome is not None:
                 row.done = True
                 finished.append((row, outcome))

@@ -10,11 +10,14 @@ from __future__ import annotations
 import asyncio
 import threading
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
 import aau
 from aau.decoding import bound_schema
+from aau.decoding.constraints import CompiledConstraint, TokenMask
 from aau.engines.base import Generation, GenerationRequest
 from aau.engines.transformers import TransformersEngine
 from aau.prompts import render_messages
@@ -107,6 +110,49 @@ def test_cancelled_row_fails_alone_and_others_finish_untouched(glm5_dir: Path) -
     reference = run_all(make_engine(glm5_dir, max_batch_size=1), requests(TEXTS[:1]), batched=False)
     results = run_all(engine, reqs, batched=True)
     assert getattr(results[1], "code", None) == "cancelled"
+    assert [results[0].text, results[2].text] == [reference[0].text, reference[2].text]
+
+
+class DeadEndMask:
+    """Fault injection: a real token mask that allows no token at all from the third step on."""
+
+    def __init__(self, real: TokenMask) -> None:
+        self.real, self.steps = real, 0
+
+    def fill(self) -> None:
+        self.steps += 1
+        self.real.fill()
+
+    def only(self) -> int | None:
+        return None if self.steps >= 3 else self.real.only()
+
+    def allows(self, token: int) -> bool:
+        return self.steps < 3 and self.real.allows(token)
+
+    def allowed(self) -> np.ndarray:
+        allowed = self.real.allowed()
+        return allowed & False if self.steps >= 3 else allowed
+
+    def accept(self, token: int) -> None:
+        self.real.accept(token)
+
+
+def test_a_row_whose_constraint_dead_ends_fails_alone_with_a_code(
+    glm5_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reqs = requests(TEXTS[:1])
+    reference = run_all(make_engine(glm5_dir, max_batch_size=1), requests(TEXTS[:1]), batched=False)
+    real_new_mask = CompiledConstraint.new_mask
+
+    def new_mask(self: CompiledConstraint) -> Any:
+        mask = real_new_mask(self)
+        return DeadEndMask(mask) if self.schema == reqs[1].schema else mask
+
+    monkeypatch.setattr(CompiledConstraint, "new_mask", new_mask)
+    results = run_all(make_engine(glm5_dir), reqs, batched=True)
+
+    assert getattr(results[1], "code", None) == "constraint_not_honored"
+    assert "allows no token" in str(results[1])
     assert [results[0].text, results[2].text] == [reference[0].text, reference[2].text]
 
 
