@@ -111,7 +111,7 @@ class Term:
         return (self.term, *self.aliases)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)  # the term store caches them weakly
 class TermDictionary:
     """A parsed, validated dictionary.
 

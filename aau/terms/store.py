@@ -22,6 +22,7 @@ import re
 import shutil
 import threading
 import time
+import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -127,7 +128,11 @@ class TermStore:
         self._shipped = list(shipped) if shipped is not None else None
         self._lock = threading.RLock()
         self._live: dict[str | None, tuple[Any, TermSet]] = {}
-        self._parsed: dict[str, TermDictionary] = {}  # by content digest: re-reads skip parsing
+        # By content digest, so re-reads skip parsing; an entry lasts while a live term set
+        # still uses it (replaced and removed dictionaries do not pile up in a server).
+        self._parsed: weakref.WeakValueDictionary[str, TermDictionary] = (
+            weakref.WeakValueDictionary()
+        )
 
     @property
     def shipped(self) -> list[TermDictionary]:

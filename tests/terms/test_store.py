@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import json
+import weakref
 from pathlib import Path
 
 import pytest
@@ -163,3 +165,21 @@ def test_uploads_from_two_processes_at_once_both_land(tmp_path: Path) -> None:
         assert set(names) <= listed
         hits = canon(store, "acme", f"term {names[0]} and term {names[1]}")
         assert [canonical for _, canonical in hits] == names
+
+
+def test_replaced_dictionaries_are_not_kept_once_no_term_set_uses_them(
+    store: TermStore, tmp_path: Path
+) -> None:
+    (tmp_path / "v1").mkdir()
+    (tmp_path / "v2").mkdir()
+    store.add("acme", [write(tmp_path / "v1", "acme.tsv", "widget lease\twidget lease\tproduct")])
+    old = weakref.ref(store.uploaded("acme")[0])
+    assert canon(store, "acme", "a widget lease")  # the live term set holds the dictionary
+
+    store.add("acme", [write(tmp_path / "v2", "acme.tsv", "gadget lease\tgadget lease\tproduct")],
+              replace=True)  # fmt: skip
+    found = canon(store, "acme", "a widget lease and a gadget lease")
+    gc.collect()
+
+    assert found == [("gadget lease", "gadget lease")]
+    assert old() is None
