@@ -46,8 +46,9 @@ class GenerationRequest:
         deadline: ``time.monotonic()`` after which the request fails with ``EngineTimeout``.
         key: cache namespace, e.g. ``extract_price@1`` (unit name and version).
         cancel: set by the caller to abandon the request at the next token.
-        terms: the tenant's term set; an engine that merges terms (``term_merging``) reads the
-            prompt in that tenant's merged-token view, others ignore it.
+        terms: the tenant's term set. A prefix-caching engine keeps each tenant's cached
+            prefixes apart; one that merges terms (``term_merging``) also reads the prompt in
+            that tenant's merged-token view.
     """
 
     messages: Sequence[dict[str, str]]

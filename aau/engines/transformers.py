@@ -6,9 +6,10 @@ continuous batch (``aau.engines.batching``): between two decode steps it admits 
 requests — each prefilled on top of the longest cached prefix of its prompt
 (``aau.engines.prefix_cache``) — and stacks them into the running batch.
 
-With ``term_merging`` on, a request that carries a tenant's term set is read in that tenant's
-merged-token view (``aau.terms.merge``), built once per term set on the caller's thread; its
-prefix KV and compiled constraints are kept apart from every other term set's.
+A request that carries a tenant's term set reads and fills that tenant's part of the prefix
+cache only. With ``term_merging`` on, it is also read in that tenant's merged-token view
+(``aau.terms.merge``), built once per term set on the caller's thread; its prefix KV and
+compiled constraints are kept apart from every other term set's.
 """
 
 from __future__ import annotations
@@ -268,6 +269,10 @@ class TransformersEngine:
             row.mask = constraint.new_mask()
         tokens = self._prompt_ids(row)
         namespace = self._namespace
+        if request.terms is not None:
+            # Tenants never share prefix KV: a hit (``cached_tokens``) would tell one tenant
+            # that another recently sent the same prompt prefix (a document, document_first).
+            namespace = f"{namespace}|tenant:{request.terms.tenant or ''}"
         if row.view is not None:
             namespace = f"{namespace}|terms:{row.view.fingerprint}"
         limit = getattr(self.model.config, "max_position_embeddings", None)

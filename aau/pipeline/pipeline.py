@@ -87,11 +87,13 @@ class Pipeline:
 
         One real generation per unit over a probe input stores the unit's static prefix in the
         engine's prefix cache, so the first real request of each unit skips most of its prefill.
+        The prefix cache is kept per tenant: this fills the default tenant's part.
         """
         if self.engine is None:
             return
         await self.engine.warmup([r.schema for r in self.runners])
-        await asyncio.gather(*(r.run("warm-up probe") for r in self.runners))
+        terms = self.term_set(None)
+        await asyncio.gather(*(r.run("warm-up probe", terms=terms) for r in self.runners))
 
     @property
     def terms(self) -> TermStore | None:

@@ -77,3 +77,18 @@ def test_tiny_glm5_generation_is_compact_json_under_the_constraint(
     assert (
         len(generation.token_logprobs) == len(generation.forced) == len(generation.token_entropies)
     )
+
+
+def test_warmup_fills_the_prefix_cache_that_the_first_request_reads(
+    glm5_engine: TransformersEngine,
+) -> None:
+    import asyncio
+
+    unit = aau.load_unit(UNITS[0])
+    pipeline = aau.Pipeline([unit], engine=glm5_engine)
+    glm5_engine.prefix_cache.clear()
+    asyncio.run(pipeline.warmup())
+
+    result = pipeline.run("A first real request, never seen before: 3 boxes.")[unit.name]
+
+    assert result.tokens["cached"] > 0
