@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import concurrent.futures
+import contextlib
 import queue
 import threading
 import time
@@ -153,10 +154,15 @@ class TransformersEngine:
     # -- submitting -----------------------------------------------------------------------
 
     def submit(
-        self, request: GenerationRequest
+        self, request: GenerationRequest, *, submitted: float | None = None
     ) -> concurrent.futures.Future[Generation | EngineError]:
-        """Queue one request from any thread; the future holds a Generation or an EngineError."""
+        """Queue one request from any thread; the future holds a Generation or an EngineError.
+
+        ``submitted`` (``time.perf_counter()``) is when the caller asked, if earlier than now:
+        the request's ``queue_ms`` counts from it (waiting for the weights to load included).
+        """
         future: concurrent.futures.Future[Generation | EngineError] = concurrent.futures.Future()
+        submitted = time.perf_counter() if submitted is None else submitted
         try:
             self.load()
         except EngineError as exc:
@@ -165,7 +171,7 @@ class TransformersEngine:
         except Exception as exc:  # an unloadable model must not crash the caller's batch
             future.set_result(EngineUnavailable(f"model failed to load: {exc}"))
             return future
-        row = Row(request, future, time.perf_counter())
+        row = Row(request, future, submitted)
         if self.config.term_merging and request.terms is not None and len(request.terms):
             try:
                 row.view, row.compiler = self.term_view(request.terms)
@@ -200,7 +206,11 @@ class TransformersEngine:
         self, requests: Sequence[GenerationRequest]
     ) -> list[Generation | EngineError]:
         """Run the requests (batched with everything else in flight); failures in their slot."""
-        futures = [self.submit(r) for r in requests]
+        submitted = time.perf_counter()
+        if self.model is None:  # load off the event loop: other coroutines keep running
+            with contextlib.suppress(Exception):  # submit() reports a load failure per request
+                await asyncio.to_thread(self.load)
+        futures = [self.submit(r, submitted=submitted) for r in requests]
         try:
             return list(await asyncio.gather(*(asyncio.wrap_future(f) for f in futures)))
         except asyncio.CancelledError:

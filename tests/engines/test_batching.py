@@ -214,3 +214,17 @@ def test_tenants_do_not_share_prefix_kv(glm5_dir: Path) -> None:
     assert again.cached_tokens > 0  # the same tenant reuses its own prefix
     assert other.cached_tokens == 0
     assert other.text == first.text
+
+
+def test_a_request_that_waits_for_the_weights_counts_the_wait_as_queue_time(
+    glm5_dir: Path,
+) -> None:
+    engine = TransformersEngine(aau.EngineConfig(model=str(glm5_dir), threads=1))  # not loaded
+    try:
+        (result,) = asyncio.run(engine.generate(requests(TEXTS[:1], budget=2)[:1]))
+    finally:
+        engine.close()
+
+    assert isinstance(result, Generation)
+    assert engine.load_s is not None
+    assert result.timings.queue_ms >= engine.load_s * 1000
