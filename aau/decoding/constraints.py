@@ -121,7 +121,8 @@ class TokenMask:
         word = int(self._words[nonzero[0]])
         if word.bit_count() != 1:
             return None
-        return int(nonzero[0]) * 32 + word.bit_length() - 1
+        token = int(nonzero[0]) * 32 + word.bit_length() - 1
+        return token if token < self.vocab_size else None
 
     def allowed(self) -> np.ndarray:
         """One bool per token of the vocabulary: may it come next?"""

@@ -46,9 +46,11 @@ class GenerationRequest:
         deadline: ``time.monotonic()`` after which the request fails with ``EngineTimeout``.
         key: cache namespace, e.g. ``extract_price@1`` (unit name and version).
         cancel: set by the caller to abandon the request at the next token.
-        terms: the tenant's term set. A prefix-caching engine keeps each tenant's cached
-            prefixes apart; one that merges terms (``term_merging``) also reads the prompt in
-            that tenant's merged-token view.
+        tenant: whose request this is (None: the default tenant). A prefix-caching engine
+            keeps each tenant's cached prefixes apart, so one tenant's ``cached_tokens`` never
+            tells of another's prompts.
+        terms: the tenant's term set; an engine that merges terms (``term_merging``) reads the
+            prompt in that tenant's merged-token view, others ignore it.
     """
 
     messages: Sequence[dict[str, str]]
@@ -58,6 +60,7 @@ class GenerationRequest:
     key: str = ""
     cancel: threading.Event = field(default_factory=threading.Event, compare=False)
     terms: TermSet | None = field(default=None, compare=False)
+    tenant: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

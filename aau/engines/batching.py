@@ -30,7 +30,7 @@ import torch
 from aau.engines import kv
 from aau.engines.base import Generation, GenerationRequest, Timings
 from aau.engines.sampling import choose, distribution_stats
-from aau.errors import ConstraintNotHonored, EngineError, EngineTimeout
+from aau.errors import ConstraintNotHonored, EngineError, EngineTimeout, EngineUnavailable
 
 __all__ = ["Cancelled", "DecodeBatch", "HeadInput", "Row"]
 
@@ -172,18 +172,22 @@ class DecodeBatch:
                 outcome = self._choose(row)
             except RuntimeError as exc:  # its constraint refused the token or allowed none
                 outcome = ConstraintNotHonored(f"{row.request.key or 'request'}: {exc}")
+            except Exception as exc:  # any other fault in one row's step fails that row only
+                outcome = EngineUnavailable(f"{row.request.key or 'request'}: {exc!r}")
             if outcome is not None:
                 row.done = True
                 finished.append((row, outcome))
-        # Removing a row copies the whole cache; a finished row left in place only costs its
-        # share of the next forward. Compact once a quarter of the rows are finished.
-        if 4 * sum(row.done for row in self.rows) >= len(self.rows):
-            self._compact()
-        # Callers wake only now: freeing the finished rows' KV holds the GIL for a millisecond
-        # or more, and a woken caller would wait on it mid-step.
-        for row, outcome in finished:
-            if not row.future.done():
-                row.future.set_result(outcome)
+        try:
+            # Removing a row copies the whole cache; a finished row left in place only costs
+            # its share of the next forward. Compact once a quarter of the rows are finished.
+            if 4 * sum(row.done for row in self.rows) >= len(self.rows):
+                self._compact()
+        finally:
+            # Callers wake only now (freeing the finished rows' KV holds the GIL for a
+            # millisecond or more, which a woken caller would wait on), and even if it failed.
+            for row, outcome in finished:
+                if not row.future.done():
+                    row.future.set_result(outcome)
         if self.rows:
             self._forward()
 
@@ -194,8 +198,8 @@ class DecodeBatch:
         if request.deadline is not None and time.monotonic() > request.deadline:
             return EngineTimeout(f"{request.key or 'request'}: generation passed its deadline")
         assert row.logits is not None
-        if len(self._scratch) < len(row.logits):
-            self._scratch = np.empty(len(row.logits), dtype=np.float32)
+        if len(self._scratch) < 2 * len(row.logits):
+            self._scratch = np.empty(2 * len(row.logits), dtype=np.float32)
         token, forced = choose(row.logits, row.mask)
         logprob, entropy = distribution_stats(row.logits, token, self._scratch)
         row.logprobs.append(logprob)

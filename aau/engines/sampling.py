@@ -45,18 +45,24 @@ def distribution_stats(
 ) -> tuple[float, float]:
     """Log-probability of ``token`` and entropy (nats) of ``softmax(logits)``.
 
-    With ``m = max``, ``e = exp(logits - m)``, ``s = sum(e)``: ``log Z = m + log s`` and the
-    entropy is ``log Z - sum(e * logits) / s``: one exponentiation, no log-softmax buffer.
-    ``scratch`` (float32, at least as long as ``logits``) is reused for ``e``: a buffer kept
-    from step to step stays in the CPU's cache.
+    With ``m = max``, ``g = logits - m`` (at most 0), ``e = exp(g)``, ``s = sum(e)``: the
+    log-probability is ``g[token] - log s`` and the entropy ``log s - sum(e * g) / s``, a sum of
+    non-negative terms, so a near-certain step keeps its small entropy (``log Z - E[logits]``
+    would cancel it away in float32). ``scratch`` (float32, at least twice as long as
+    ``logits``) holds ``g`` and ``e``: buffers kept from step to step stay in the CPU's cache.
     """
+    size = len(logits)
+    if scratch is None or len(scratch) < 2 * size:
+        scratch = np.empty(2 * size, dtype=np.float32)
+    shifted, weights = scratch[:size], scratch[size : 2 * size]
     top = logits.max()
-    if scratch is None or len(scratch) < len(logits):
-        scratch = np.empty_like(logits)
-    weights = scratch[: len(logits)]
-    np.subtract(logits, top, out=weights)
-    np.exp(weights, out=weights)
-    total = float(weights.sum())
-    log_z = float(top) + float(np.log(total))
-    expected = float(np.dot(weights, logits)) / total
-    return float(logits[token]) - log_z, max(0.0, log_z - expected)
+    np.subtract(logits, top, out=shifted)
+    np.exp(shifted, out=weights)
+    total = float(weights.sum(dtype=np.float64))
+    log_total = float(np.log(total))
+    with np.errstate(invalid="ignore"):
+        spread = -float(np.dot(weights, shifted))
+    if spread != spread:  # NaN: a -inf logit (weight 0) times -inf; leave those out
+        finite = np.isfinite(shifted)
+        spread = -float(np.dot(weights[finite], shifted[finite]))
+    return float(shifted[token]) - log_total, log_total + spread / total

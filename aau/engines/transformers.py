@@ -6,10 +6,10 @@ continuous batch (``aau.engines.batching``): between two decode steps it admits 
 requests — each prefilled on top of the longest cached prefix of its prompt
 (``aau.engines.prefix_cache``) — and stacks them into the running batch.
 
-A request that carries a tenant's term set reads and fills that tenant's part of the prefix
-cache only. With ``term_merging`` on, it is also read in that tenant's merged-token view
-(``aau.terms.merge``), built once per term set on the caller's thread; its prefix KV and
-compiled constraints are kept apart from every other term set's.
+A tenant's request reads and fills that tenant's part of the prefix cache only. With
+``term_merging`` on, a request that carries a tenant's term set is read in that tenant's
+merged-token view (``aau.terms.merge``), built once per term set on the caller's thread; its
+prefix KV and compiled constraints are kept apart from every other term set's.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from aau.engines import kv
 from aau.engines.base import EngineCapabilities, Generation, GenerationRequest
 from aau.engines.batching import DecodeBatch, HeadInput, Row
 from aau.engines.prefix_cache import PrefixCache
+from aau.engines.prompt_tokens import PromptTokens
 from aau.engines.registry import EngineConfig, register_engine
 from aau.errors import AAUError, EngineError, EngineTimeout, EngineUnavailable
 
@@ -70,6 +71,7 @@ class TransformersEngine:
         self._namespace = ""
         self._max_rows = self.config.max_batch_size
         self._head: HeadInput | None = None
+        self._prompt_tokens: PromptTokens | None = None
         self._cache_dir: Path | None = None
         # Merged-term views and their constraint compilers, by term-set fingerprint.
         self._views: OrderedDict[str, tuple[Any, ConstraintCompiler]] = OrderedDict()
@@ -113,6 +115,7 @@ class TransformersEngine:
             # Prefix KV depends on the weights and on what token ids mean (tenant term sets
             # add tokens): both are in the namespace.
             self._namespace = f"{self.model_path}|{len(tokenizer)}"
+            self._prompt_tokens = PromptTokens(tokenizer)
             self.model, self.tokenizer = model, tokenizer
             self._closing.clear()
             self._worker = threading.Thread(target=self._work, name="aau-engine", daemon=True)
@@ -262,10 +265,8 @@ class TransformersEngine:
                 messages, add_generation_prompt=True, tokenize=False
             )
             return row.view.encode(text, _content_regions(text, messages), row.written)
-        encoded = self.tokenizer.apply_chat_template(
-            messages, add_generation_prompt=True, tokenize=True, return_dict=True
-        )
-        return list(encoded["input_ids"])
+        assert self._prompt_tokens is not None
+        return self._prompt_tokens.ids(messages)
 
     def _prefill(self, row: Row) -> tuple[Row, Any, int]:
         import torch
@@ -279,10 +280,10 @@ class TransformersEngine:
             row.mask = constraint.new_mask()
         tokens = self._prompt_ids(row)
         namespace = self._namespace
-        if request.terms is not None:
+        if request.tenant is not None:
             # Tenants never share prefix KV: a hit (``cached_tokens``) would tell one tenant
             # that another recently sent the same prompt prefix (a document, document_first).
-            namespace = f"{namespace}|tenant:{request.terms.tenant or ''}"
+            namespace = f"{namespace}|tenant:{request.tenant}"
         if row.view is not None:
             namespace = f"{namespace}|terms:{row.view.fingerprint}"
         limit = getattr(self.model.config, "max_position_embeddings", None)

@@ -119,6 +119,7 @@ class _Run:
     document: Document | None = None
     terms: TermSet | None = None
     term_hits: Sequence[TermHit] = ()
+    tenant: str | None = None
     context: PathContext | None = None  # what the fallback paths are told besides the text
     started: float = field(default_factory=time.perf_counter)
     path: str | None = None
@@ -209,6 +210,7 @@ class UnitRunner:
             deadline=time.monotonic() + self.spec.policy.timeout_s,
             key=self.spec.key,
             terms=run.terms,
+            tenant=run.tenant,
         )
         try:
             # The deadline is the engine's to honour; this bound holds even if one does not.
@@ -395,17 +397,19 @@ class UnitRunner:
 
     async def run(
         self, text: str, *, document: Document | None = None, terms: TermSet | None = None,
-        term_hits: Sequence[TermHit] | None = None,
+        term_hits: Sequence[TermHit] | None = None, tenant: str | None = None,
     ) -> UnitResult:  # fmt: skip
         """Run the unit over ``text``; always returns a result.
 
         ``document`` is what ``text`` was read from (its OCR quality is a calibration signal).
         ``terms`` is the tenant's term set and ``term_hits`` its hits in ``text`` (found here
         when not given): templates and fallbacks read the hits, the engine may merge them.
+        ``tenant`` (None: the default tenant) keeps the engine's prefix cache apart per tenant.
         """
         if terms is not None and term_hits is None:
             term_hits = terms.find(text)
-        run = _Run(text=text, document=document, terms=terms, term_hits=term_hits or ())
+        run = _Run(text=text, document=document, terms=terms, term_hits=term_hits or (),
+                   tenant=tenant)  # fmt: skip
         if run.term_hits:
             run.context = dataclasses.replace(
                 self.context, extras={**self.context.extras, "term_hits": run.term_hits}

@@ -134,7 +134,10 @@ class Pipeline:
             # ~0.6 s for a 1 MB text, so plain text without a calibrator skips it.
             document = _native(text)
         results = await asyncio.gather(
-            *(r.run(text, document=document, terms=terms, term_hits=hits) for r in self.runners)
+            *(
+                r.run(text, document=document, terms=terms, term_hits=hits, tenant=tenant)
+                for r in self.runners
+            )  # fmt: skip
         )
         if not isinstance(source, str):
             results = [_with_sources(r, source) for r in results]

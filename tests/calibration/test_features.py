@@ -7,6 +7,7 @@ must become a missing indicator in the input vector, never an exception.
 from __future__ import annotations
 
 import math
+import threading
 from pathlib import Path
 
 import pytest
@@ -137,6 +138,11 @@ def test_embedding_forward_time_is_counted_per_thread_and_not_for_cached_sentenc
     assert spent > 0
     assert embedder.forward_ms - before == spent
     assert NO_MODEL.forward_ms == 0.0
+    other_thread: list[float] = []
+    worker = threading.Thread(target=lambda: other_thread.append(embedder.forward_ms))
+    worker.start()
+    worker.join()
+    assert other_thread == [0.0]  # another thread's runs do not see this thread's time
 
 
 def test_generation_signals_read_only_tokens_the_constraint_left_open() -> None:

@@ -146,3 +146,26 @@ def test_token_mask_refuses_a_token_it_did_not_allow(compiler: ConstraintCompile
 
     with pytest.raises(RuntimeError, match=f"rejected token {refused}"):
         mask.accept(refused)
+
+
+@pytest.mark.slow
+def test_outlines_core_token_mask_allows_what_its_processor_leaves_finite(
+    default_engine: Any,
+) -> None:
+    tokenizer, model = default_engine.tokenizer, default_engine.model
+    rows = model.get_output_embeddings().weight.shape[0]
+    compiler = ConstraintCompiler(tokenizer, rows, model=model, backend="outlines_core")
+    constraint = compiler.compile(SCHEMA)
+    mask, processor = constraint.new_mask(), constraint.new_processor()
+    written = tokenizer.encode('{"amount":7,"currency":"USD"}')
+    previous = [0]
+    for token in written:
+        finite = torch.isfinite(processor(torch.tensor([previous]), torch.zeros(1, rows)))
+        mask.fill()
+
+        assert (mask.allowed()[:rows] == finite[0].numpy()).all(), tokenizer.decode(previous[1:])
+        assert mask.allows(token)
+        mask.accept(token)
+        previous.append(token)
+    with pytest.raises(RuntimeError, match="rejected token"):
+        mask.accept(written[0])  # "{" again, after the object closed

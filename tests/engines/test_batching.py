@@ -21,8 +21,6 @@ from aau.decoding.constraints import CompiledConstraint, TokenMask
 from aau.engines.base import Generation, GenerationRequest
 from aau.engines.transformers import TransformersEngine
 from aau.prompts import render_messages
-from aau.terms import TermMatcher, parse_dictionary
-from aau.terms.store import TermSet
 from tests._tiny_glm5 import build_tiny_glm5
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -192,28 +190,26 @@ def test_prefix_cache_evicts_least_recently_used_to_stay_within_its_cap(glm5_dir
 
 def test_tenants_do_not_share_prefix_kv(glm5_dir: Path) -> None:
     engine = make_engine(glm5_dir)
-    shipped = TermMatcher(
-        [parse_dictionary("term\tcanonical\tcategory\nswap\tswap\tx\n", file="t.tsv")]
-    )
     prompt = requests(TEXTS[:1])[0]
 
-    def as_tenant(tenant: str) -> GenerationRequest:
+    def as_tenant(tenant: str | None) -> GenerationRequest:
         return GenerationRequest(messages=prompt.messages, schema=prompt.schema,
-                                 max_new_tokens=4, key=prompt.key,
-                                 terms=TermSet(tenant, shipped))  # fmt: skip
+                                 max_new_tokens=4, key=prompt.key, tenant=tenant)  # fmt: skip
 
     async def go() -> list:
-        return [(await engine.generate([as_tenant(t)]))[0] for t in ("acme", "acme", "globex")]
+        tenants = ("acme", "acme", "globex", None, None)
+        return [(await engine.generate([as_tenant(t)]))[0] for t in tenants]
 
     try:
-        first, again, other = asyncio.run(go())
+        acme, acme_again, globex, default, default_again = asyncio.run(go())
     finally:
         engine.close()
 
-    assert first.cached_tokens == 0
-    assert again.cached_tokens > 0  # the same tenant reuses its own prefix
-    assert other.cached_tokens == 0
-    assert other.text == first.text
+    assert acme.cached_tokens == 0
+    assert acme_again.cached_tokens > 0  # a tenant reuses its own prefixes
+    assert globex.cached_tokens == default.cached_tokens == 0  # and no one else's
+    assert default_again.cached_tokens > 0
+    assert globex.text == acme.text == default.text
 
 
 def test_a_request_that_waits_for_the_weights_counts_the_wait_as_queue_time(

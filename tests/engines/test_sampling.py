@@ -69,17 +69,32 @@ def test_log_probability_and_entropy_match_torch_on_a_vocabulary_sized_row() -> 
 
     for token in (0, int(logits.argmax()), 1234):
         logprob, got_entropy = distribution_stats(logits.numpy(), token)
-        reused = distribution_stats(logits.numpy(), token, np.empty(50_000, dtype=np.float32))
+        reused = distribution_stats(logits.numpy(), token, np.empty(99_000, dtype=np.float32))
 
         assert logprob == pytest.approx(float(log_probs[token]), abs=1e-4)
         assert got_entropy == pytest.approx(entropy, abs=1e-4)
         assert reused == (logprob, got_entropy)
 
 
-def test_a_certain_distribution_has_zero_entropy_and_zero_log_probability() -> None:
-    logits = np.array([0.0, 200.0, 0.0], dtype=np.float32)
+def test_a_peaked_distribution_matches_a_float64_reference() -> None:
+    logits = np.array([0.0, 15.0, 0.0, -3.0], dtype=np.float32)
+    log_probs = torch.log_softmax(torch.tensor(logits, dtype=torch.float64), -1)
+    entropy = float(-(log_probs.exp() * log_probs).sum())
 
-    logprob, entropy = distribution_stats(logits, 1)
+    logprob, got_entropy = distribution_stats(logits, 1)
 
-    assert logprob == pytest.approx(0.0, abs=1e-6)
-    assert entropy == pytest.approx(0.0, abs=1e-6)
+    assert entropy > 1e-6  # small, but not underflowed to nothing
+    assert logprob == pytest.approx(float(log_probs[1]), rel=1e-3)
+    assert got_entropy == pytest.approx(entropy, rel=1e-3)
+
+
+def test_minus_infinity_logits_count_as_impossible_tokens_not_as_nan() -> None:
+    logits = np.array([0.0, 5.0, -np.inf, 0.0, 1.0], dtype=np.float32)
+    finite = torch.tensor([0.0, 5.0, 0.0, 1.0], dtype=torch.float64)
+    log_probs = torch.log_softmax(finite, -1)
+    entropy = float(-(log_probs.exp() * log_probs).sum())
+
+    logprob, got_entropy = distribution_stats(logits, 1)
+
+    assert logprob == pytest.approx(float(log_probs[1]), abs=1e-5)
+    assert got_entropy == pytest.approx(entropy, abs=1e-5)
