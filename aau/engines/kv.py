@@ -100,6 +100,18 @@ def stack_rows(caches: Sequence[DynamicCache]) -> DynamicCache:
     return out
 
 
+def row_without_padding(
+    cache: DynamicCache, row: int, spans: Sequence[tuple[int, int]]
+) -> DynamicCache:
+    """Batch row ``row`` alone, keeping only the positions in ``spans`` (start, length)."""
+
+    def cut(t: torch.Tensor, b: int, s: int) -> torch.Tensor:
+        own = t.narrow(b, row, 1)
+        return torch.cat([own.narrow(s % t.dim(), start, length) for start, length in spans], s)
+
+    return _map(cache, cut)
+
+
 def cache_bytes(cache: DynamicCache) -> int:
     """Memory held by the cache's tensors."""
     total = 0

@@ -22,9 +22,9 @@ import queue
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from aau.decoding.constraints import ConstraintCompiler
 from aau.engines import kv
@@ -240,22 +240,34 @@ class TransformersEngine:
                 batch.fail_all(EngineUnavailable(f"engine step failed: {exc!r}"))
 
     def _admit(self, batch: DecodeBatch) -> None:
-        """Prefill waiting requests and join them to the batch (wait briefly when it is empty)."""
-        arrivals: list[tuple[Row, Any, int]] = []
-        while len(batch) + len(arrivals) < self._max_rows:
+        """Prefill waiting requests and join them to the batch (wait briefly when it is empty).
+
+        Requests that arrive together and continue cached prefixes are prefilled in one forward:
+        a few dozen new tokens per row cost about what one row's do, as the weights are read
+        once (16 rows of 21 tokens on 385 cached: 0.55 s together, 1.2 s one by one).
+        """
+        prepared: list[_Prepared] = []
+        while len(batch) + len(prepared) < self._max_rows:
             try:
-                idle = not len(batch) and not arrivals
+                idle = not len(batch) and not prepared
                 row = self._queue.get(timeout=0.05) if idle else self._queue.get_nowait()
             except queue.Empty:
                 break
+            with _failing_alone(row):
+                prepared.append(self._prepare(row))
+        together = [p for p in prepared if p.hit is not None and p.row.view is None]
+        alone = [p for p in prepared if p not in together]
+        arrivals: list[tuple[Row, Any, int]] = []
+        if len(together) > 1:
             try:
-                arrivals.append(self._prefill(row))
-            except AAUError as exc:
-                row.future.set_result(
-                    exc if isinstance(exc, EngineError) else _as_engine_error(exc)
-                )
-            except Exception as exc:  # one bad request fails alone
-                row.future.set_result(EngineUnavailable(f"prefill failed: {exc!r}"))
+                arrivals += self._prefill_together(together)
+            except Exception:  # e.g. a cache layout that cannot be stacked: one at a time
+                alone += together
+        else:
+            alone += together
+        for prep in alone:
+            with _failing_alone(prep.row):
+                arrivals.append(self._prefill_one(prep))
         batch.join(arrivals)
 
     def _prompt_ids(self, row: Row) -> list[int]:
@@ -268,9 +280,8 @@ class TransformersEngine:
         assert self._prompt_tokens is not None
         return self._prompt_tokens.ids(messages)
 
-    def _prefill(self, row: Row) -> tuple[Row, Any, int]:
-        import torch
-
+    def _prepare(self, row: Row) -> _Prepared:
+        """Everything before a request's prefill forward: mask, prompt ids, cached prefix."""
         request = row.request
         row.started = time.perf_counter()
         compiler = row.compiler or self.compiler
@@ -293,9 +304,15 @@ class TransformersEngine:
                 f"{request.max_new_tokens} exceeds the model's context of {limit} tokens"
             )
         hit = self.prefix_cache.lookup(namespace, tokens) if self.prefix_cache.max_bytes else None
-        start = hit.length if hit else 0
         if request.deadline is not None and time.monotonic() > request.deadline:
             raise EngineTimeout(f"{request.key or 'request'}: deadline passed while queued")
+        return _Prepared(row, tokens, namespace, hit)
+
+    def _prefill_one(self, prep: _Prepared) -> tuple[Row, Any, int]:
+        import torch
+
+        row, tokens, hit = prep.row, prep.tokens, prep.hit
+        start = hit.length if hit else 0
         forward_started = time.perf_counter()
         ids = torch.tensor([tokens[start:]], device=self.model.device)
         inputs = {"input_ids": ids}
@@ -310,19 +327,85 @@ class TransformersEngine:
             use_cache=True,
             logits_to_keep=1,  # the next token's only: the head over every position cost a quarter
         )
-        now = time.perf_counter()
-        row.model_ms = (now - forward_started) * 1000
-        row.prefill_ms = (now - row.started) * 1000
-        row.prompt_tokens, row.cached_tokens = len(tokens), start
         row.logits = out.logits[0, -1].float().cpu().numpy()
-        row.last_token, row.position = tokens[-1], len(tokens)
         if row.view is not None:
             self._head.extend(row, 0)  # type: ignore[union-attr]
-        if self.prefix_cache.max_bytes:
-            self.prefix_cache.insert(namespace, tokens, out.cache, tag=request.key)
+        self._prefilled(prep, out.cache, (time.perf_counter() - forward_started) * 1000)
         if not kv.is_batchable(out.cache):
             self._max_rows = 1  # an unsupported cache layout: one request at a time
         return row, out.cache, len(tokens)
+
+    def _prefill_together(self, preps: list[_Prepared]) -> list[tuple[Row, Any, int]]:
+        """One forward for several requests, each continuing its own cached prefix.
+
+        Row ``r`` holds ``[padding][its cached prefix][padding][its new tokens]``: cached
+        prefixes left-padded to the longest, new tokens right-aligned, the padding masked out,
+        position ids per row, so each row computes what it would alone (up to float summation
+        order). Each row's own KV is then cut out without the padding.
+        """
+        import torch
+
+        cached = [p.hit.length for p in preps]  # type: ignore[union-attr]
+        fresh = [len(p.tokens) - c for p, c in zip(preps, cached, strict=True)]
+        width_cached, width_fresh = max(cached), max(fresh)
+        caches = [kv.left_pad(kv.own_layers(p.hit.kv), width_cached - c)  # type: ignore[union-attr]
+                  for p, c in zip(preps, cached, strict=True)]  # fmt: skip
+        ids = torch.zeros((len(preps), width_fresh), dtype=torch.long)
+        positions = torch.zeros((len(preps), width_fresh), dtype=torch.long)
+        mask = torch.zeros((len(preps), width_cached + width_fresh), dtype=torch.long)
+        for r, (prep, c, n) in enumerate(zip(preps, cached, fresh, strict=True)):
+            ids[r, width_fresh - n :] = torch.tensor(prep.tokens[c:])
+            positions[r, width_fresh - n :] = torch.arange(c, c + n)
+            mask[r, width_cached - c : width_cached] = 1
+            mask[r, width_cached + width_fresh - n :] = 1
+        device = self.model.device
+        forward_started = time.perf_counter()
+        out = self.model(
+            input_ids=ids.to(device), attention_mask=mask.to(device),
+            position_ids=positions.to(device), cache=kv.stack_rows(caches), use_cache=True,
+            logits_to_keep=1,
+        )  # fmt: skip
+        share = (time.perf_counter() - forward_started) * 1000 / len(preps)
+        logits = out.logits[:, -1].float().cpu().numpy()
+        arrivals = []
+        for r, (prep, c, n) in enumerate(zip(preps, cached, fresh, strict=True)):
+            own = kv.row_without_padding(
+                out.cache, r, [(width_cached - c, c), (width_cached + width_fresh - n, n)]
+            )
+            prep.row.logits = logits[r]
+            self._prefilled(prep, own, share)
+            arrivals.append((prep.row, own, len(prep.tokens)))
+        return arrivals
+
+    def _prefilled(self, prep: _Prepared, cache: Any, model_ms: float) -> None:
+        """A row's bookkeeping once its prompt is in ``cache`` and its first logits are set."""
+        row, tokens = prep.row, prep.tokens
+        row.model_ms = model_ms
+        row.prefill_ms = (time.perf_counter() - row.started) * 1000
+        row.prompt_tokens, row.cached_tokens = len(tokens), prep.hit.length if prep.hit else 0
+        row.last_token, row.position = tokens[-1], len(tokens)
+        if self.prefix_cache.max_bytes:
+            self.prefix_cache.insert(prep.namespace, tokens, cache, tag=row.request.key)
+
+
+class _Prepared(NamedTuple):
+    """A request ready for its prefill forward."""
+
+    row: Row
+    tokens: list[int]
+    namespace: str
+    hit: Any  # the prefix cache's PrefixHit, or None
+
+
+@contextlib.contextmanager
+def _failing_alone(row: Row) -> Iterator[None]:
+    """Any error while preparing or prefilling ``row`` answers that request only."""
+    try:
+        yield
+    except AAUError as exc:
+        row.future.set_result(exc if isinstance(exc, EngineError) else _as_engine_error(exc))
+    except Exception as exc:  # one bad request fails alone
+        row.future.set_result(EngineUnavailable(f"prefill failed: {exc!r}"))
 
 
 def _content_regions(text: str, messages: Sequence[dict[str, str]]) -> list[tuple[int, int]]:

@@ -82,6 +82,7 @@ def test_tiny_glm5_batched_and_prefix_cached_outputs_equal_single_runs(glm5_dir:
     cached_engine = make_engine(glm5_dir)
     warm = asyncio.run(cached_engine.generate(requests()[:3]))  # fills the unit prefixes
     assert all(isinstance(w, Generation) for w in warm)
+    # Arriving together on cached prefixes, the rows are prefilled in one padded forward.
     cached = run_all(cached_engine, requests(), batched=True)
     assert texts_of(batched) == texts_of(alone)
     assert texts_of(cached) == texts_of(alone)
@@ -95,8 +96,12 @@ def test_tiny_glm5_batched_and_prefix_cached_outputs_equal_single_runs(glm5_dir:
 def test_default_model_batched_and_prefix_cached_outputs_equal_single_runs() -> None:
     reqs = requests(TEXTS[:2], budget=40)
     alone = run_all(make_engine(None, max_batch_size=1, prefix_cache_mb=0), reqs, batched=False)
-    cached = run_all(make_engine(None), requests(TEXTS[:2], budget=40), batched=True)
+    cached_engine = make_engine(None)
+    asyncio.run(cached_engine.generate(requests(TEXTS[2:], budget=2)))  # the unit prefixes
+    # Arriving together on cached prefixes, the rows are prefilled in one padded forward.
+    cached = run_all(cached_engine, requests(TEXTS[:2], budget=40), batched=True)
     assert texts_of(cached) == texts_of(alone)
+    assert all(r.cached_tokens > 0 for r in cached)
 
 
 def test_cancelled_row_fails_alone_and_others_finish_untouched(glm5_dir: Path) -> None:
