@@ -255,19 +255,31 @@ class TransformersEngine:
                 break
             with _failing_alone(row):
                 prepared.append(self._prepare(row))
-        together = [p for p in prepared if p.hit is not None and p.row.view is None]
-        alone = [p for p in prepared if p not in together]
         arrivals: list[tuple[Row, Any, int]] = []
-        if len(together) > 1:
-            try:
-                arrivals += self._prefill_together(together)
-            except Exception:  # e.g. a cache layout that cannot be stacked: one at a time
+        while prepared:
+            # A request that shares more of its prompt with an earlier one of this round than
+            # the cache holds (many units over one new document) waits for that one's prefill
+            # and looks the cache up again.
+            now, later = [], []
+            for prep in prepared:
+                if any(_shares_more(prep, earlier) for earlier in now):
+                    later.append(prep)
+                else:
+                    now.append(prep)
+            together = [p for p in now if p.hit is not None and p.row.view is None]
+            alone = [p for p in now if p not in together]
+            if len(together) > 1:
+                try:
+                    arrivals += self._prefill_together(together)
+                except Exception:  # e.g. a cache layout that cannot be stacked: one at a time
+                    alone += together
+            else:
                 alone += together
-        else:
-            alone += together
-        for prep in alone:
-            with _failing_alone(prep.row):
-                arrivals.append(self._prefill_one(prep))
+            for prep in alone:
+                with _failing_alone(prep.row):
+                    arrivals.append(self._prefill_one(prep))
+            prepared = [prep._replace(hit=self._lookup(prep.namespace, prep.tokens))
+                        for prep in later]  # fmt: skip
         batch.join(arrivals)
 
     def _prompt_ids(self, row: Row) -> list[int]:
@@ -303,10 +315,13 @@ class TransformersEngine:
                 f"{request.key or 'request'}: prompt of {len(tokens)} tokens plus a budget of "
                 f"{request.max_new_tokens} exceeds the model's context of {limit} tokens"
             )
-        hit = self.prefix_cache.lookup(namespace, tokens) if self.prefix_cache.max_bytes else None
+        hit = self._lookup(namespace, tokens)
         if request.deadline is not None and time.monotonic() > request.deadline:
             raise EngineTimeout(f"{request.key or 'request'}: deadline passed while queued")
         return _Prepared(row, tokens, namespace, hit)
+
+    def _lookup(self, namespace: str, tokens: list[int]) -> Any:
+        return self.prefix_cache.lookup(namespace, tokens) if self.prefix_cache.max_bytes else None
 
     def _prefill_one(self, prep: _Prepared) -> tuple[Row, Any, int]:
         import torch
@@ -395,6 +410,17 @@ class _Prepared(NamedTuple):
     tokens: list[int]
     namespace: str
     hit: Any  # the prefix cache's PrefixHit, or None
+
+
+_WORTH_WAITING = 32  # tokens of prompt an earlier request of the round would save
+
+
+def _shares_more(prep: _Prepared, earlier: _Prepared) -> bool:
+    """Whether ``earlier``'s prompt, once prefilled, would give ``prep`` a longer cached prefix."""
+    if prep.namespace != earlier.namespace:
+        return False
+    reach = (prep.hit.length if prep.hit else 0) + _WORTH_WAITING
+    return len(prep.tokens) > reach and prep.tokens[:reach] == earlier.tokens[:reach]
 
 
 @contextlib.contextmanager

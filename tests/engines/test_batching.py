@@ -229,3 +229,29 @@ def test_a_request_that_waits_for_the_weights_counts_the_wait_as_queue_time(
     assert isinstance(result, Generation)
     assert engine.load_s is not None
     assert result.timings.queue_ms >= engine.load_s * 1000
+
+
+def test_requests_arriving_together_over_one_new_document_reuse_its_prefill(
+    glm5_dir: Path,
+) -> None:
+    document = " ".join(TEXTS * 8)  # several hundred tokens, never seen before
+    reqs = [
+        GenerationRequest(
+            messages=[
+                {"role": "user", "content": document},
+                {"role": "assistant", "content": "Read."},
+                {"role": "user", "content": f"Question {i}: what is due?"},
+            ],
+            schema=requests()[0].schema,
+            max_new_tokens=4,
+            key=f"q{i}@1",
+        )  # fmt: skip
+        for i in range(4)
+    ]
+    alone = run_all(make_engine(glm5_dir, max_batch_size=1, prefix_cache_mb=0), reqs,
+                    batched=False)  # fmt: skip
+    together = run_all(make_engine(glm5_dir), reqs, batched=True)
+
+    assert together[0].cached_tokens == 0
+    assert all(r.cached_tokens > 300 for r in together[1:]), [r.cached_tokens for r in together]
+    assert texts_of(together) == texts_of(alone)
