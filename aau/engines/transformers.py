@@ -266,7 +266,8 @@ class TransformersEngine:
                     later.append(prep)
                 else:
                     now.append(prep)
-            together = [p for p in now if p.hit is not None and p.row.view is None]
+            together = [p for p in now if p.hit is not None and p.row.view is None
+                        and len(p.tokens) - p.hit.length <= _TOGETHER_MAX_NEW]  # fmt: skip
             alone = [p for p in now if p not in together]
             if len(together) > 1:
                 try:
@@ -413,6 +414,9 @@ class _Prepared(NamedTuple):
 
 
 _WORTH_WAITING = 32  # tokens of prompt an earlier request of the round would save
+# Prefilling together pays where a row's new tokens are few (the forward is bound by reading
+# the weights); long ones are bound by compute, and padding them to one another only adds.
+_TOGETHER_MAX_NEW = 128
 
 
 def _shares_more(prep: _Prepared, earlier: _Prepared) -> bool:
