@@ -322,7 +322,19 @@ class TransformersEngine:
         return _Prepared(row, tokens, namespace, hit)
 
     def _lookup(self, namespace: str, tokens: list[int]) -> Any:
-        return self.prefix_cache.lookup(namespace, tokens) if self.prefix_cache.max_bytes else None
+        """The cached prefix worth continuing, or None.
+
+        A short prefix before a long new part is not: a prefill on top of a cache runs with an
+        explicit attention mask, ~13% slower than a causal one from scratch (2,045 tokens on a
+        35-token prefix: 4.0-4.3 s, against 3.5-3.7 s for all 2,080), which outweighs what the
+        prefix saves unless it is at least a sixth of the new part.
+        """
+        if not self.prefix_cache.max_bytes:
+            return None
+        hit = self.prefix_cache.lookup(namespace, tokens)
+        if hit is not None and hit.length * _MIN_REUSE_FRACTION < len(tokens) - hit.length:
+            return None
+        return hit
 
     def _prefill_one(self, prep: _Prepared) -> tuple[Row, Any, int]:
         import torch
@@ -413,6 +425,7 @@ class _Prepared(NamedTuple):
     hit: Any  # the prefix cache's PrefixHit, or None
 
 
+_MIN_REUSE_FRACTION = 6  # a cached prefix is used when at least 1/6 of the new part
 _WORTH_WAITING = 32  # tokens of prompt an earlier request of the round would save
 # Prefilling together pays where a row's new tokens are few (the forward is bound by reading
 # the weights); long ones are bound by compute, and padding them to one another only adds.

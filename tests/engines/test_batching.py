@@ -255,3 +255,28 @@ def test_requests_arriving_together_over_one_new_document_reuse_its_prefill(
     assert together[0].cached_tokens == 0
     assert all(r.cached_tokens > 300 for r in together[1:]), [r.cached_tokens for r in together]
     assert texts_of(together) == texts_of(alone)
+
+
+def test_a_short_cached_prefix_before_a_long_new_part_is_not_continued(glm5_dir: Path) -> None:
+    engine = make_engine(glm5_dir)
+    opening = [{"role": "system", "content": "You answer questions about business documents."}]
+
+    def asking(text: str) -> GenerationRequest:
+        return GenerationRequest(messages=[*opening, {"role": "user", "content": text}],
+                                 schema=None, max_new_tokens=2, key="probe@1")  # fmt: skip
+
+    async def go() -> list:
+        first = (await engine.generate([asking("Short question one?")]))[0]
+        short = (await engine.generate([asking("Short question two?")]))[0]
+        long = (await engine.generate([asking("Short question three? " + " ".join(TEXTS * 12))]))[0]
+        return [first, short, long]
+
+    try:
+        first, short, long = asyncio.run(go())
+    finally:
+        engine.close()
+
+    assert first.cached_tokens == 0
+    assert short.cached_tokens > 0  # the shared opening is most of this prompt: continued
+    assert long.prompt_tokens > 6 * short.cached_tokens
+    assert long.cached_tokens == 0  # a prefill from scratch is faster than continuing it
