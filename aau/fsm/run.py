@@ -47,7 +47,7 @@ from aau.fallbacks.registry import build_fallback
 from aau.fsm.grounding import ground_output
 from aau.fsm.machine import RunMachine
 from aau.grammars import load_grammar
-from aau.pipeline.results import Attempt, TraceStep, UnitError, UnitResult
+from aau.pipeline.results import Attempt, TraceStep, UnitError, UnitResult, zero_timings
 from aau.prompts.render import Layout, render_messages
 from aau.spec.model import UnitSpec
 
@@ -445,9 +445,7 @@ class UnitRunner:
         return self._result(run)
 
     def _result(self, run: _Run) -> UnitResult:
-        timings = {"queue_ms": 0.0, "prefill_ms": 0.0, "decode_ms": 0.0, "model_ms": 0.0,
-                   "embed_ms": 0.0, **run.timings}  # fmt: skip
-        timings = {k: round(v, 3) for k, v in timings.items()}
+        timings = {k: round(v, 3) for k, v in {**zero_timings(), **run.timings}.items()}
         timings["total_ms"] = run.ms()
         common = {
             "unit": self.spec.name,

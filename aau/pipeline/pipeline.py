@@ -17,7 +17,7 @@ from aau.engines.base import Engine
 from aau.engines.registry import EngineConfig, build_engine
 from aau.errors import AAUError, InputError, TermDictionaryError
 from aau.fsm.run import UnitRunner
-from aau.pipeline.results import PipelineResult, Source, UnitError, UnitResult
+from aau.pipeline.results import PipelineResult, Source, UnitError, UnitResult, zero_timings
 from aau.prompts.render import Layout
 from aau.spec.model import UnitSpec
 
@@ -160,14 +160,7 @@ class Pipeline:
                 confidence=0.0,
                 path=None,
                 error=UnitError(error.code, str(error)),
-                timings={
-                    "queue_ms": 0.0,
-                    "prefill_ms": 0.0,
-                    "decode_ms": 0.0,
-                    "model_ms": 0.0,
-                    "embed_ms": 0.0,
-                    "total_ms": 0.0,
-                },
+                timings=zero_timings(),
             )  # fmt: skip
             for r in self.runners
         }

@@ -57,6 +57,15 @@ class Source:
     ocr_quality: float
 
 
+TIMINGS = ("queue_ms", "prefill_ms", "decode_ms", "model_ms", "embed_ms", "total_ms")
+"""The keys of every ``UnitResult.timings``, in order."""
+
+
+def zero_timings() -> dict[str, float]:
+    """Timings of a run that did no work (every key, all 0.0)."""
+    return dict.fromkeys(TIMINGS, 0.0)
+
+
 @dataclass(frozen=True, slots=True)
 class UnitResult:
     """The result of one unit over one input."""
