@@ -14,7 +14,7 @@ from pathlib import Path
 
 import aau
 from aau.decoding import ConstraintCompiler, bound_schema
-from aau.engines.transformers import TransformersEngine
+from aau.engines.local import TransformersEngine
 
 ROOT = Path(__file__).resolve().parent.parent
 

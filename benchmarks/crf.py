@@ -29,8 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script from anywhere
 
 import aau.fallbacks.crf  # noqa: E402, F401  # registers the "crf" kind
+from aau.answers import PathContext  # noqa: E402
 from aau.fallbacks.annotated import load_annotated  # noqa: E402
-from aau.fallbacks.base import PathContext  # noqa: E402
 from aau.fallbacks.crf import CrfPath  # noqa: E402
 from aau.fallbacks.crf_training import crf_spec_of, split_held_out, train_unit  # noqa: E402
 from aau.spec.loader import read_yaml  # noqa: E402
@@ -71,7 +71,7 @@ def measure_primary_latency(units: list[UnitSpec], per_unit: int = 8) -> float |
     import aau
     from aau.decoding import bound_schema
     from aau.engines.base import GenerationRequest
-    from aau.engines.transformers import TransformersEngine
+    from aau.engines.local import TransformersEngine
     from aau.prompts import render_messages
 
     engine = TransformersEngine(aau.EngineConfig())

@@ -32,7 +32,7 @@ from typing import Any
 import aau
 from aau.decoding import bound_schema
 from aau.engines.base import Generation, GenerationRequest
-from aau.engines.transformers import TransformersEngine
+from aau.engines.local import TransformersEngine
 from aau.prompts import render_messages
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -172,7 +172,7 @@ def measure_constrained_decoding(requests: int = 8, rounds: int = 2) -> float | 
 
     import aau
     from aau.engines.base import Generation, GenerationRequest
-    from aau.engines.transformers import TransformersEngine
+    from aau.engines.local import TransformersEngine
 
     regex = load_grammar("date").regex
     if regex is None:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from aau.engines import EngineConfig
-from aau.engines.transformers import TransformersEngine
+from aau.engines.local import TransformersEngine
 from aau.fallbacks.annotated import load_annotated
 from aau.fallbacks.crf import CrfFallback
 from aau.fallbacks.crf_training import gold_output

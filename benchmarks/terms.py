@@ -122,7 +122,7 @@ def best_of(repeats: int, work) -> float:  # noqa: ANN001  # a zero-argument cal
 
 def token_counts(term_set) -> tuple[int, int]:  # noqa: ANN001  # a TermSet
     from aau.engines import EngineConfig
-    from aau.engines.transformers import TransformersEngine
+    from aau.engines.local import TransformersEngine
 
     engine = TransformersEngine(EngineConfig(term_merging=True))
     engine.load()
@@ -138,7 +138,7 @@ def token_counts(term_set) -> tuple[int, int]:  # noqa: ANN001  # a TermSet
 
 def merged_view_seconds(term_set) -> float:  # noqa: ANN001  # a TermSet
     from aau.engines import EngineConfig
-    from aau.engines.transformers import TransformersEngine
+    from aau.engines.local import TransformersEngine
 
     engine = TransformersEngine(EngineConfig(term_merging=True))
     engine.load()

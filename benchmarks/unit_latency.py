@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import aau
-from aau.engines.transformers import TransformersEngine
+from aau.engines.local import TransformersEngine
 
 ROOT = Path(__file__).resolve().parent.parent
 TEXTS = [

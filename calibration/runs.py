@@ -46,20 +46,20 @@ from typing import Any
 
 import jsonschema
 
+from aau.answers import FallbackPath, PathAnswer
 from aau.calibration.features import Outcome, SentenceEmbedder, observe
 from aau.engines.base import Engine, Generation, GenerationRequest
 from aau.errors import AAUError, InputError, UngroundedOutput
 from aau.fallbacks.annotated import load_annotated
-from aau.fallbacks.base import FallbackPath, PathAnswer
 from aau.fallbacks.crf import CrfFallback
 from aau.fallbacks.crf_training import crf_spec_of, gold_output, train_unit
 from aau.fallbacks.normalize import NORMALIZERS
 from aau.fallbacks.registry import build_fallback
-from aau.fsm.grounding import ground_output
-from aau.fsm.run import UnitRunner, primary_confidence
 from aau.ingest import Document, OcrOptions
 from aau.ingest.samples import add_scan_noise, render_page
 from aau.prompts.render import render_messages
+from aau.runner.grounding import ground_output
+from aau.runner.runner import UnitRunner, primary_confidence
 from aau.spec.model import UnitSpec
 
 __all__ = [

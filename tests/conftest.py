@@ -141,8 +141,8 @@ def _isolated_term_store(tmp_path_factory: pytest.TempPathFactory) -> Any:
 @pytest.fixture(scope="session")
 def default_engine() -> Any:
     """The transformers engine on the embedded default model, loaded once per session."""
+    from aau.engines.local import TransformersEngine
     from aau.engines.registry import EngineConfig
-    from aau.engines.transformers import TransformersEngine
 
     engine = TransformersEngine(EngineConfig())
     engine.load()

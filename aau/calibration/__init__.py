@@ -6,7 +6,7 @@ picks the answer a run delivers from its paths' calibrated confidences; ``report
 honest the confidences are. Training lives in the top-level ``calibration/`` folder.
 """
 
-from aau.calibration.calibrator import Calibrator, Candidate, load_calibrator, select
+from aau.calibration.calibrator import Calibrator, load_calibrator
 from aau.calibration.features import (
     FEATURE_SPEC,
     FeatureSpec,
@@ -19,7 +19,6 @@ from aau.calibration.report import EvaluatedAnswer, report
 __all__ = [
     "FEATURE_SPEC",
     "Calibrator",
-    "Candidate",
     "EvaluatedAnswer",
     "FeatureSpec",
     "PathObservation",
@@ -27,5 +26,4 @@ __all__ = [
     "load_calibrator",
     "observe",
     "report",
-    "select",
 ]

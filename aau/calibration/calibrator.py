@@ -8,8 +8,6 @@ with its seed more than the mean of a few does. Its artifact, written by ``calib
 (``aau calibrate``), holds the weights, the training statistics used to standardise and impute
 signals, the feature spec it was fitted with and a version. ``load_calibrator`` refuses an
 artifact fitted for another feature spec: its inputs would mean something else.
-
-``select`` is the selection rule a unit run applies to its paths' calibrated confidences.
 """
 
 from __future__ import annotations
@@ -33,20 +31,18 @@ from aau.calibration.features import (
 from aau.errors import CalibrationError
 
 if TYPE_CHECKING:
+    from aau.answers import PathAnswer
     from aau.engines.base import Generation
-    from aau.fallbacks.base import PathAnswer
     from aau.ingest import Document
 
 __all__ = [
     "ARTIFACT_FORMAT",
     "Calibrator",
-    "Candidate",
     "Member",
     "default_artifact_path",
     "encode",
     "load_calibrator",
     "network",
-    "select",
 ]
 
 ARTIFACT_FORMAT = 2
@@ -309,37 +305,3 @@ def _spec_difference(stored: FeatureSpec, current: FeatureSpec) -> str:
 
 def _sigmoid(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
-
-
-# -- selection -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    """One path's answer as selection sees it.
-
-    Attributes:
-        path: the path's name.
-        confidence: its calibrated confidence.
-        is_valid: whether it passed the checks (only valid answers can be delivered).
-    """
-
-    path: str
-    confidence: float
-    is_valid: bool = True
-
-
-def select(candidates: Sequence[Candidate], threshold: float) -> int | None:
-    """Index of the answer a run delivers, from its paths in the order they are tried.
-
-    The first valid answer whose confidence reaches ``threshold`` is accepted (the paths after
-    it need not run); when none does, the most confident valid answer (the earlier one on a
-    tie); None when no path gave a valid answer.
-    """
-    valid = [i for i, c in enumerate(candidates) if c.is_valid]
-    for index in valid:
-        if candidates[index].confidence >= threshold:
-            return index
-    if not valid:
-        return None
-    return max(valid, key=lambda i: (candidates[i].confidence, -i))

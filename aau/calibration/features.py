@@ -30,8 +30,8 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
+    from aau.answers import PathAnswer
     from aau.engines.base import Generation
-    from aau.fallbacks.base import PathAnswer
     from aau.ingest import Document
     from aau.spec.model import UnitSpec
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aau.calibration.calibrator import Candidate, select
+from aau.answers import Candidate, select
 from aau.calibration.features import PATHS
 
 __all__ = [

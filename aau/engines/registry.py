@@ -96,7 +96,7 @@ def register_engine(name: str) -> Callable[[Any], Any]:
 
 
 def _load_builtins() -> None:
-    import aau.engines.transformers  # noqa: F401  # registers "transformers"
+    import aau.engines.local  # noqa: F401  # registers "transformers"
 
     for entry in metadata.entry_points(group="aau.engines"):
         entry.load()

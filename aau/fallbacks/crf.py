@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from aau.answers import PathAnswer, PathContext
 from aau.errors import UnitRunError
-from aau.fallbacks.base import PathAnswer, PathContext
 from aau.fallbacks.crf_features import (
     FeatureConfig,
     Token,

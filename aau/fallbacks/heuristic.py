@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from aau.fallbacks.base import PathAnswer, PathContext
+from aau.answers import PathAnswer, PathContext
 from aau.fallbacks.normalize import NORMALIZERS
 from aau.fallbacks.registry import register_fallback
 from aau.spec.model import HeuristicFallback, UnitSpec

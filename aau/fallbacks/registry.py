@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from aau.errors import SpecError
 
 if TYPE_CHECKING:
-    from aau.fallbacks.base import FallbackPath
+    from aau.answers import FallbackPath
     from aau.spec.model import UnitSpec
 
 __all__ = ["build_fallback", "fallback_kinds", "fallback_spec_types", "register_fallback"]

@@ -1,6 +1,5 @@
-"""The unit-run state machine and the driver that does each state's work."""
+"""The unit-run state machine: the default chart and units' own ``flow`` charts (no work)."""
 
 from aau.fsm.machine import EVENTS, STATES, RunMachine, default_flow, flow_problems
-from aau.fsm.run import UnitRunner
 
-__all__ = ["EVENTS", "STATES", "RunMachine", "UnitRunner", "default_flow", "flow_problems"]
+__all__ = ["EVENTS", "STATES", "RunMachine", "default_flow", "flow_problems"]

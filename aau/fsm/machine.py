@@ -2,7 +2,7 @@
 
 A flow is a python-statemachine chart in its native YAML/JSON format, compiled by
 ``statemachine.io`` with its restricted (non-``eval``) expression evaluator, so a unit file can
-route events but cannot run code. The runner (``aau.fsm.run``) does each state's work and sends
+route events but cannot run code. The runner (``aau.runner``) does each state's work and sends
 the event its outcome names; the chart decides where that event leads. Flows may use only the
 known states and events below, and every state must be able to reach ``done`` or ``failed``.
 """

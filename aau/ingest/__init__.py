@@ -11,6 +11,7 @@ can say how trustworthy and where that value is.
     ('1,250.00', 1.0)
 """
 
+from aau.ingest.alignment import align_value
 from aau.ingest.document import (
     PAGE_SEPARATOR,
     Document,
@@ -19,7 +20,6 @@ from aau.ingest.document import (
     aload_document,
     load_document,
 )
-from aau.ingest.grounding import align_value
 from aau.ingest.ocr import OcrOptions, OcrStrategy
 
 __all__ = [

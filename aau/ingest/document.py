@@ -8,7 +8,7 @@ form feed themselves; plain text is kept exactly as given.
 
 Each word carries a confidence: tesseract's word confidence for OCR'd pages, 1.0 for native
 text. ``ocr_quality(start, end)`` turns them into a quality for any span (a unit's extracted
-value, once grounded with ``aau.ingest.grounding.align_value``), and ``locate`` gives the
+value, once grounded with ``aau.ingest.alignment.align_value``), and ``locate`` gives the
 span's boxes on the page images for review tools.
 """
 

@@ -1,7 +1,8 @@
 """Composition of units into pipelines, and their results."""
 
 from aau.pipeline.pipeline import Pipeline, load_unit, run
-from aau.pipeline.results import Attempt, PipelineResult, TraceStep, UnitError, UnitResult
+from aau.pipeline.results import PipelineResult
+from aau.results import Attempt, TraceStep, UnitError, UnitResult
 
 __all__ = [
     "Attempt",

@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING
 from aau.engines.base import Engine
 from aau.engines.registry import EngineConfig, build_engine
 from aau.errors import AAUError, InputError, TermDictionaryError
-from aau.fsm.run import UnitRunner
-from aau.pipeline.results import PipelineResult, Source, UnitError, UnitResult, zero_timings
+from aau.pipeline.results import PipelineResult
 from aau.prompts.render import Layout
+from aau.results import Source, UnitError, UnitResult, zero_timings
+from aau.runner.runner import UnitRunner
 from aau.spec.model import UnitSpec
 
 if TYPE_CHECKING:

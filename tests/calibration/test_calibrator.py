@@ -126,7 +126,7 @@ def test_calibrator_fitted_before_agreement_was_a_signal_is_refused(tmp_path: Pa
 
 
 def test_confidence_compares_the_answer_with_its_witnesses() -> None:
-    from aau.fallbacks.base import PathAnswer
+    from aau.answers import PathAnswer
 
     calibrator = make()
     answer = PathAnswer(output={"value": 15, "unit": "boxes"}, confidence=0.6)

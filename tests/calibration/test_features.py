@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from aau.answers import PathAnswer
 from aau.calibration.calibrator import Calibrator, network
 from aau.calibration.features import (
     FEATURE_SPEC,
@@ -25,7 +26,6 @@ from aau.calibration.features import (
     sentence_around,
 )
 from aau.engines.base import Generation
-from aau.fallbacks.base import PathAnswer
 from aau.ingest import Document
 from aau.spec.model import UnitSpec
 

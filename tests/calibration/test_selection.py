@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aau.calibration.calibrator import Candidate, select
+from aau.answers import Candidate, select
 
 
 def test_first_path_reaching_the_threshold_wins_over_a_more_confident_later_one() -> None:

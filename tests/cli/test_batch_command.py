@@ -90,7 +90,7 @@ def batch(folder: Path, source: Path, *units: str, extra: tuple[str, ...] = ()) 
 
 def check_unit_dict(unit: dict[str, Any], spec: UnitSpec) -> None:
     """The per-unit contract, on the JSON a batch wrote."""
-    from aau.pipeline.results import Attempt, TraceStep, UnitError, UnitResult
+    from aau.results import Attempt, TraceStep, UnitError, UnitResult
 
     result = UnitResult(
         **{

@@ -19,7 +19,7 @@ import aau
 from aau.decoding import bound_schema
 from aau.decoding.constraints import CompiledConstraint, TokenMask
 from aau.engines.base import Generation, GenerationRequest
-from aau.engines.transformers import TransformersEngine
+from aau.engines.local import TransformersEngine
 from aau.prompts import render_messages
 from tests._tiny_glm5 import build_tiny_glm5
 

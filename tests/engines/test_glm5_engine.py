@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 
 import aau
-from aau.engines.transformers import TransformersEngine
+from aau.engines.local import TransformersEngine
 from tests._tiny_glm5 import build_tiny_glm5
 
 UNITS = sorted(Path(__file__).resolve().parents[2].joinpath("units").glob("*.yaml"))

@@ -14,8 +14,8 @@ import pytest
 import yaml
 
 import aau.fallbacks.crf  # noqa: F401  # registers the "crf" kind
+from aau.answers import PathContext
 from aau.errors import SpecError, UnitRunError
-from aau.fallbacks.base import PathContext
 from aau.fallbacks.crf import (
     CrfField,
     CrfModelCorrupt,

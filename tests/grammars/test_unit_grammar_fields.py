@@ -11,8 +11,8 @@ import pytest
 
 import aau
 from aau.errors import SpecError
-from aau.fsm.run import UnitRunner
 from aau.grammars import load_grammar
+from aau.runner.runner import UnitRunner
 from aau.testing import FunctionEngine
 from tests._tiny_glm5 import build_tiny_glm5
 
@@ -72,7 +72,7 @@ def test_unit_naming_a_missing_grammar_fails_to_load_with_the_available_names(
 
 
 def test_primary_path_on_glm5_is_constrained_by_the_grammar_pattern(tmp_path: Path) -> None:
-    from aau.engines.transformers import TransformersEngine
+    from aau.engines.local import TransformersEngine
 
     engine = TransformersEngine(aau.EngineConfig(model=str(build_tiny_glm5(tmp_path)), threads=1))
     unit = aau.load_unit(DATE_UNIT)

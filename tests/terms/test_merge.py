@@ -13,8 +13,8 @@ import pytest
 import torch
 
 from aau.engines.base import GenerationRequest
+from aau.engines.local import TransformersEngine
 from aau.engines.registry import EngineConfig
-from aau.engines.transformers import TransformersEngine
 from aau.pipeline import Pipeline
 from aau.terms import TermSet, TermStore, parse_dictionary
 from aau.terms.matcher import TermMatcher
@@ -154,7 +154,7 @@ def test_a_unit_runs_with_merged_tokens_in_its_prompt(engine: Any, tmp_path: Pat
 
 
 def test_terms_merge_in_message_contents_only(engine: Any) -> None:
-    from aau.engines.transformers import _content_regions
+    from aau.engines.local import _content_regions
 
     roles = parse_dictionary(
         "term\tcanonical\tcategory\nassistant\tassistant\trole\nim_start\tx\tmarkup\n"

@@ -9,8 +9,8 @@ from pathlib import Path
 import pycrfsuite
 
 import aau
+from aau.answers import PathContext
 from aau.errors import EngineUnavailable
-from aau.fallbacks.base import PathContext
 from aau.fallbacks.crf import CrfFallback
 from aau.fallbacks.crf_training import config_digest, train_unit
 from aau.prompts.render import render_messages

@@ -10,8 +10,8 @@ from typing import Any
 import jsonschema
 import pytest
 
+from aau.answers import PathAnswer, PathContext
 from aau.decoding.json_schema import bound_schema
-from aau.fallbacks.base import PathAnswer, PathContext
 from aau.fallbacks.registry import build_fallback
 from aau.pipeline import Pipeline
 from aau.prompts import render_messages

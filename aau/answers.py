@@ -1,17 +1,19 @@
-"""The seam every answer path plugs into: what a path returns and how it is called.
+"""The seam every answer path plugs into: what a path returns, how it is called, which answer wins.
 
 A unit run tries its paths in order (the model first, then the declared fallbacks). Each path
 returns a ``PathAnswer`` in the unit's output schema, or raises an ``AAUError`` subclass whose
-``code`` lands in the result. Paths never see each other; the state machine does the choosing.
+``code`` lands in the result. Paths never see each other; ``select`` is the one rule that picks
+the answer a run delivers (the runner applies it as paths answer, the calibration report
+replays it over labelled runs).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["FallbackPath", "PathAnswer", "PathContext"]
+__all__ = ["Candidate", "FallbackPath", "PathAnswer", "PathContext", "select"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,3 +58,34 @@ class FallbackPath(Protocol):
     def extract(self, text: str, context: PathContext) -> PathAnswer:
         """Answer from ``text``; raise an ``AAUError`` subclass when it cannot."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One path's answer as selection sees it.
+
+    Attributes:
+        path: the path's name.
+        confidence: its calibrated confidence.
+        is_valid: whether it passed the checks (only valid answers can be delivered).
+    """
+
+    path: str
+    confidence: float
+    is_valid: bool = True
+
+
+def select(candidates: Sequence[Candidate], threshold: float) -> int | None:
+    """Index of the answer a run delivers, from its paths in the order they are tried.
+
+    The first valid answer whose confidence reaches ``threshold`` is accepted (the paths after
+    it need not run); when none does, the most confident valid answer (the earlier one on a
+    tie); None when no path gave a valid answer.
+    """
+    valid = [i for i, c in enumerate(candidates) if c.is_valid]
+    for index in valid:
+        if candidates[index].confidence >= threshold:
+            return index
+    if not valid:
+        return None
+    return max(valid, key=lambda i: (candidates[i].confidence, -i))

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from aau.answers import PathAnswer, PathContext
 from aau.decoding.json_schema import bound_schema
 from aau.engines.base import Generation, GenerationRequest, Timings
 from aau.errors import (
@@ -23,9 +24,8 @@ from aau.errors import (
     EngineUnavailable,
     FallbacksExhausted,
 )
-from aau.fallbacks.base import PathAnswer, PathContext
-from aau.fsm.run import primary_confidence
 from aau.pipeline import Pipeline, UnitResult
+from aau.runner.runner import primary_confidence
 from aau.spec.model import UnitSpec
 from aau.testing import FunctionEngine
 from tests.conftest import TOTAL_ANSWER, TOTAL_TEXT, RunUnit, assert_result_contract

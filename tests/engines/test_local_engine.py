@@ -19,8 +19,8 @@ import pytest
 
 from aau.decoding.json_schema import bound_schema
 from aau.engines.base import Generation, GenerationRequest
+from aau.engines.local import ContextTooLong, TransformersEngine
 from aau.engines.registry import EngineConfig, available_engines, build_engine
-from aau.engines.transformers import ContextTooLong, TransformersEngine
 from aau.errors import EngineError, EngineTimeout, EngineUnavailable, SpecError
 from aau.pipeline import Pipeline, UnitResult, load_unit
 from aau.prompts.render import render_messages

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import jsonschema
 
+from aau.answers import FallbackPath, PathAnswer, PathContext
 from aau.decoding.json_schema import bound_schema
 from aau.engines.base import Engine, Generation, GenerationRequest
 from aau.errors import (
@@ -42,13 +43,12 @@ from aau.errors import (
     UngroundedOutput,
     ValidationFailed,
 )
-from aau.fallbacks.base import FallbackPath, PathAnswer, PathContext
 from aau.fallbacks.registry import build_fallback
-from aau.fsm.grounding import ground_output
 from aau.fsm.machine import RunMachine
 from aau.grammars import load_grammar
-from aau.pipeline.results import Attempt, TraceStep, UnitError, UnitResult, zero_timings
 from aau.prompts.render import Layout, render_messages
+from aau.results import Attempt, TraceStep, UnitError, UnitResult, zero_timings
+from aau.runner.grounding import ground_output
 from aau.spec.model import UnitSpec
 
 if TYPE_CHECKING:

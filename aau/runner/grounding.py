@@ -2,7 +2,7 @@
 
 A small model given few-shot examples often copies an example's value when the document has
 none; a schema cannot catch that, the text can. Each non-null scalar field is aligned back to
-the text (numbers and dates in any common writing, see ``aau.ingest.grounding``); an ISO
+the text (numbers and dates in any common writing, see ``aau.ingest.alignment``); an ISO
 currency code also counts as found when a symbol or word for it is in the text (``€`` for EUR).
 The spans found become the answer's grounding offsets.
 """
@@ -13,7 +13,7 @@ from typing import Any
 
 from aau.errors import UngroundedOutput
 from aau.fallbacks.normalize import currency_markers
-from aau.ingest.grounding import align_value
+from aau.ingest.alignment import align_value
 
 __all__ = ["ground_output"]
 
