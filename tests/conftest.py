@@ -7,6 +7,8 @@ text naming another currency makes the heuristic's answer invalid (a path that f
 
 The embedded default model (SmolLM2-135M) and its tokenizer are loaded at most once per session,
 and only by tests that ask for them.
+
+Tests marked ``gpu`` are opt-in: they are skipped unless pytest runs with ``--gpu``.
 """
 
 from __future__ import annotations
@@ -74,6 +76,29 @@ TOTAL_ANSWER = '{"amount":120.5,"currency":"EUR"}'
 """The model double's correct answer for ``TOTAL_TEXT`` (compact, as the decoder writes)."""
 
 RunUnit = Callable[[Pipeline, str], PipelineResult]
+
+GPU_SKIP_REASON = "needs a GPU; pass --gpu to run it"
+"""Why a ``gpu``-marked test was skipped (the marker is declared in pyproject.toml)."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """``--gpu`` opts in to the tests marked ``gpu``."""
+    parser.addoption(
+        "--gpu",
+        action="store_true",
+        default=False,
+        help="include tests marked gpu (they need a CUDA device)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip every ``gpu``-marked test unless ``--gpu`` was given."""
+    if config.getoption("--gpu"):
+        return
+    skip_gpu = pytest.mark.skip(reason=GPU_SKIP_REASON)
+    for item in items:
+        if item.get_closest_marker("gpu") is not None:
+            item.add_marker(skip_gpu)
 
 
 @pytest.fixture

@@ -1,5 +1,7 @@
 """Tests of the tiny GLM-5 fixture: it builds, loads offline, and decodes on CPU.
 
+How fast it loads and decodes is measured by ``benchmarks/tiny_glm5.py``, not asserted here.
+
 They also pin down two facts an engine running its own decode loop depends on: a manual loop over
 a `DynamicCache` gives the same greedy tokens as `generate`, and a left-padded batch gives the same
 tokens as each request alone once the DSA indexer breaks ties among equal scores by position.
@@ -7,7 +9,6 @@ tokens as each request alone once the DSA indexer breaks ties among equal scores
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,11 +33,10 @@ NEW_TOKENS = 16
 
 @dataclass(frozen=True, slots=True)
 class TinyGlm5:
-    """The loaded fixture model, its tokenizer and how long loading took."""
+    """The loaded fixture model and its tokenizer."""
 
     model: PreTrainedModel
     tokenizer: PreTrainedTokenizerBase
-    load_s: float
 
 
 @pytest.fixture(autouse=True)
@@ -60,11 +60,10 @@ def tiny_glm5_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_glm5(tiny_glm5_dir: Path) -> TinyGlm5:
-    """Load the checkpoint the way an engine does, from its folder alone."""
-    start = time.perf_counter()
-    model = AutoModelForCausalLM.from_pretrained(tiny_glm5_dir).eval()
-    tokenizer = AutoTokenizer.from_pretrained(tiny_glm5_dir)
-    return TinyGlm5(model, tokenizer, time.perf_counter() - start)
+    """Load the checkpoint the way an engine does, from its folder alone (no hub, no GGUF)."""
+    model = AutoModelForCausalLM.from_pretrained(tiny_glm5_dir, local_files_only=True).eval()
+    tokenizer = AutoTokenizer.from_pretrained(tiny_glm5_dir, local_files_only=True)
+    return TinyGlm5(model, tokenizer)
 
 
 def chat_prompt(tokenizer: PreTrainedTokenizerBase, clauses: int) -> str:
@@ -206,8 +205,15 @@ def test_build_gives_same_weights_for_same_seed(tiny_glm5_dir: Path, tmp_path: P
     assert (rebuilt / name).read_bytes() == (tiny_glm5_dir / name).read_bytes()
 
 
-def test_checkpoint_loads_offline_quickly(tiny_glm5: TinyGlm5) -> None:
-    assert tiny_glm5.load_s < 10
+def test_checkpoint_loads_offline_from_a_saved_tokenizer_not_the_gguf(
+    tiny_glm5_dir: Path, tiny_glm5: TinyGlm5
+) -> None:
+    # The folder carries a saved tokenizer, so loading never parses the SmolLM2 GGUF (seconds).
+    files = {path.name for path in tiny_glm5_dir.iterdir()}
+    assert {"config.json", "model.safetensors", "tokenizer.json"} <= files
+    assert not any(name.endswith(".gguf") for name in files)
+    assert tiny_glm5.model.name_or_path == str(tiny_glm5_dir)
+    assert not tiny_glm5.model.training
 
 
 def test_model_has_dense_and_moe_layers_and_full_and_shared_indexers(
@@ -241,14 +247,12 @@ def test_long_prompt_takes_sparse_attention_path(tiny_glm5: TinyGlm5) -> None:
     assert [tuple(s.shape) for s in selected] == [(1, prompt_len, INDEX_TOPK)] * 2
 
 
-def test_generate_greedy_on_chat_prompt_is_fast(tiny_glm5: TinyGlm5) -> None:
+def test_generate_greedy_on_chat_prompt(tiny_glm5: TinyGlm5) -> None:
     ids = tiny_glm5.tokenizer(chat_prompt(tiny_glm5.tokenizer, 14), return_tensors="pt")
-    start = time.perf_counter()
     out = tiny_glm5.model.generate(**ids, max_new_tokens=NEW_TOKENS, do_sample=False)
-    elapsed_s = time.perf_counter() - start
     assert 250 <= ids.input_ids.shape[1] <= 350
     assert out.shape == (1, ids.input_ids.shape[1] + NEW_TOKENS)
-    assert elapsed_s < 10
+    assert out[0, : ids.input_ids.shape[1]].tolist() == ids.input_ids[0].tolist()
 
 
 def test_manual_decode_with_dynamic_cache_matches_generate(tiny_glm5: TinyGlm5) -> None:
