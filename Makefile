@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: install demo test test-fast lint check clean
+.PHONY: install demo test test-fast lint typecheck contracts check clean
 
 install: $(VENV)/.installed
 
@@ -33,7 +33,15 @@ lint: install
 	$(VENV)/bin/ruff check aau tests benchmarks examples
 	$(VENV)/bin/ruff format --check aau tests benchmarks examples
 
-check: lint test
+typecheck: install
+	$(VENV)/bin/mypy
+
+# The layers of aau/ as import contracts ([tool.importlinter] in pyproject.toml).
+contracts: install
+	$(VENV)/bin/lint-imports
+
+# What CI runs: the static checks, then the tests.
+check: lint typecheck contracts test
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -75,17 +75,20 @@ class Candidate:
     is_valid: bool = True
 
 
-def select(candidates: Sequence[Candidate], threshold: float) -> int | None:
+def select(
+    candidates: Sequence[Candidate], threshold: float, *, is_complete: bool = True
+) -> int | None:
     """Index of the answer a run delivers, from its paths in the order they are tried.
 
     The first valid answer whose confidence reaches ``threshold`` is accepted (the paths after
     it need not run); when none does, the most confident valid answer (the earlier one on a
-    tie); None when no path gave a valid answer.
+    tie); None when no path gave a valid answer. With ``is_complete=False`` (paths remain to be
+    tried), only an answer reaching the threshold is chosen: otherwise None, and the run goes on.
     """
     valid = [i for i, c in enumerate(candidates) if c.is_valid]
     for index in valid:
         if candidates[index].confidence >= threshold:
             return index
-    if not valid:
+    if not valid or not is_complete:
         return None
     return max(valid, key=lambda i: (candidates[i].confidence, -i))

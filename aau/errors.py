@@ -18,7 +18,10 @@ AAUError
 ```
 
 Every error carries a stable ``code`` that lands in unit results, so callers can branch on it
-without parsing messages. Messages say what went wrong and where; hints go in ``add_note``.
+without parsing messages. An error located in a file someone wrote (a unit, a dictionary) also
+names the ``check`` that failed (``S014``, ``T008``): the code says what kind of error it is,
+the check which rule it broke. Messages say what went wrong and where; hints go in
+``add_note``.
 """
 
 from __future__ import annotations
@@ -48,12 +51,13 @@ class AAUError(Exception):
 
 
 class _LocatedError(AAUError):
-    """An error in a file someone wrote, located as ``file:line: field: message [code]``.
+    """An error in a file someone wrote, located as ``file:line: field: message [check]``.
 
     Attributes:
         file: the file, if known.
         line: 1-based line in that file, if known.
         field: the offending field, column or key, if known.
+        check: the stable id of the check that failed (``S014``…).
         message: the message without the location.
     """
 
@@ -66,10 +70,10 @@ class _LocatedError(AAUError):
         file: str | None = None,
         line: int | None = None,
         field: str | None = None,
-        code: str | None = None,
+        check: str | None = None,
     ) -> None:
         self.file, self.line, self.field = file, line, field
-        self.check = code or self.default_check
+        self.check = check or self.default_check
         where = ""
         if file:
             where = f"{file}:{line}: " if line else f"{file}: "
@@ -181,7 +185,7 @@ class UngroundedOutput(ValidationFailed):
     code = "ungrounded_output"
 
 
-class FallbacksExhausted(ExceptionGroup, UnitRunError):  # type: ignore[misc]  # both bases needed
+class FallbacksExhausted(ExceptionGroup, UnitRunError):
     """Every path of a unit failed; one entry per path, in the order tried."""
 
     code = "fallbacks_exhausted"

@@ -22,7 +22,7 @@ class FunctionEngine:
     """A fake engine whose answers come from a function (no model, no constraint)."""
 
     name = "function"
-    capabilities = EngineCapabilities(constrained_json=False, token_logprobs=True, in_process=True)
+    capabilities = EngineCapabilities(token_logprobs=True)
 
     def __init__(
         self, fn: Callable[[GenerationRequest], Answer], *, logprob: float = -0.05

@@ -4,9 +4,9 @@ A calibrator is a small MLP (three linear layers) over the vector ``FEATURE_SPEC
 ``PathObservation``, followed by a fitted logistic rescaling of its output (Platt scaling on data
 the network was not fitted on). It may hold several such members, fitted from different seeds,
 and then answers with the mean of their probabilities: one small network's calibration varies
-with its seed more than the mean of a few does. Its artifact, written by ``calibration/train.py``
-(``aau calibrate``), holds the weights, the training statistics used to standardise and impute
-signals, the feature spec it was fitted with and a version. ``load_calibrator`` refuses an
+with its seed more than the mean of a few does. Its artifact, written by ``aau calibrate``
+(``aau.fitting.calibrate``), holds the weights, the training statistics used to standardise and
+impute signals, the feature spec it was fitted with and a version. ``load_calibrator`` refuses an
 artifact fitted for another feature spec: its inputs would mean something else.
 """
 
@@ -16,28 +16,23 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 
+from aau.calibration.base import PathEvidence
 from aau.calibration.features import (
     FEATURE_SPEC,
     FeatureSpec,
-    Outcome,
     PathObservation,
     SentenceEmbedder,
     observe,
 )
 from aau.errors import CalibrationError
 
-if TYPE_CHECKING:
-    from aau.answers import PathAnswer
-    from aau.engines.base import Generation
-    from aau.ingest import Document
-
 __all__ = [
     "ARTIFACT_FORMAT",
-    "Calibrator",
+    "MlpCalibrator",
     "Member",
     "default_artifact_path",
     "encode",
@@ -105,7 +100,7 @@ def encode(
     return columns
 
 
-class Calibrator:
+class MlpCalibrator:
     """A fitted calibrator: signals in, P(correct) out.
 
     Args:
@@ -173,31 +168,17 @@ class Calibrator:
         """P(correct) of one observation."""
         return self.score_many([observation])[0]
 
-    def confidence(
-        self,
-        path: str,
-        answer: PathAnswer,
-        *,
-        outcome: Outcome,
-        text: str,
-        description: str,
-        generation: Generation | None = None,
-        document: Document | None = None,
-        witnesses: Sequence[Mapping[str, Any]] = (),
-        normalizers: Mapping[str, str] | None = None,
-    ) -> float:
-        """Calibrated confidence of one path's answer (see ``aau.calibration.features.observe``).
+    def confidence(self, evidence: PathEvidence) -> float:
+        """Calibrated confidence of one path's answer (signals by ``features.observe``).
 
         Coherence uses this calibrator's embedder; without one those signals are missing.
-        ``witnesses`` are the other paths' outputs on the same text, compared field by field
-        through ``normalizers``; without any, agreement is missing.
         """
-        observation = observe(
-            path, answer, outcome=outcome, text=text, description=description,
-            generation=generation, document=document, embedder=self.embedder,
-            witnesses=witnesses, normalizers=normalizers,
-        )  # fmt: skip
-        return self.score(observation)
+        return self.score(observe(evidence, self.embedder))
+
+    @property
+    def embed_ms(self) -> float:
+        """Milliseconds this calibrator's embedder has spent in forward passes."""
+        return self.embedder.forward_ms if self.embedder is not None else 0.0
 
     # -- the artifact ------------------------------------------------------------------------
 
@@ -233,7 +214,7 @@ def load_calibrator(
     *,
     spec: FeatureSpec = FEATURE_SPEC,
     embedder: SentenceEmbedder | None = None,
-) -> Calibrator:
+) -> MlpCalibrator:
     """Read a calibrator artifact and check it was fitted for ``spec``.
 
     Args:
@@ -275,7 +256,7 @@ def load_calibrator(
             model = network(spec.width, state["hidden"])
             model.load_state_dict(stored_member["weights"])
             members.append(Member(model, stored_member["scale"], stored_member["shift"]))
-        return Calibrator(
+        return MlpCalibrator(
             members, spec, state["mean"], state["std"], version=state["version"],
             metadata=state["metadata"],
             embedder=embedder if embedder is not None else SentenceEmbedder(),

@@ -29,19 +29,19 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
+from aau.calibration.base import OUTCOMES, PathEvidence
+from aau.fallbacks.normalize import NORMALIZERS
+
 if TYPE_CHECKING:
-    from aau.answers import PathAnswer
     from aau.engines.base import Generation
     from aau.ingest import Document
     from aau.spec.model import UnitSpec
 
 __all__ = [
     "FEATURE_SPEC",
-    "OUTCOMES",
     "PATHS",
     "Feature",
     "FeatureSpec",
-    "Outcome",
     "PathObservation",
     "SentenceEmbedder",
     "agreement_signals",
@@ -57,10 +57,6 @@ __all__ = [
 PATHS = ("primary", "crf", "heuristic")
 """The answer paths the shipped units declare, in the order a run tries them."""
 
-Outcome = Literal["valid", "ungrounded", "invalid"]
-OUTCOMES: tuple[Outcome, ...] = ("valid", "ungrounded", "invalid")
-"""Validator outcomes: schema and grammar valid (and grounded, for the model); valid but not
-found in the text; or failing the schema or a field grammar."""
 
 _LOGPROB_FLOOR = -20.0  # a token the model all but ruled out; lower values only add noise
 
@@ -419,8 +415,6 @@ def output_normalizers(spec: UnitSpec) -> dict[str, str]:
 
 @lru_cache(maxsize=4096)  # a date normalizer parses (about 1 ms); a batch repeats its values
 def _normalized(normalizer: str, value: str) -> Any:
-    from aau.fallbacks.normalize import NORMALIZERS
-
     try:
         result = NORMALIZERS[normalizer](value)
     except Exception:  # an unknown name, or a value it cannot read: compare it as written
@@ -491,39 +485,17 @@ def _ocr_signals(
     return {"ocr_quality": span_quality, "ocr_document_quality": document.quality}
 
 
-def observe(
-    path: str,
-    answer: PathAnswer,
-    *,
-    outcome: Outcome,
-    text: str,
-    description: str,
-    generation: Generation | None = None,
-    document: Document | None = None,
-    embedder: SentenceEmbedder | None = None,
-    witnesses: Sequence[Mapping[str, Any]] = (),
-    normalizers: Mapping[str, str] | None = None,
-) -> PathObservation:
+def observe(evidence: PathEvidence, embedder: SentenceEmbedder | None = None) -> PathObservation:
     """Gather every signal of one path's answer.
 
     Args:
-        path: the path's name.
-        answer: its answer (``spans`` locate the values; ``signals`` are the path's own).
-        outcome: what the validator said of it.
-        text: the analysed text.
-        description: the unit's description (coherence is measured against it).
-        generation: the model's generation, for the primary path.
-        document: the document ``text`` was read from (``Document.from_text`` for native
-            text); None when unknown, which leaves the OCR signals missing.
-        embedder: sentence embeddings for coherence; None leaves them missing.
-        witnesses: the outputs of the other paths that answered the same text; none leaves
-            agreement missing.
-        normalizers: output field -> normalizer name, to compare with the witnesses
-            (``output_normalizers``).
+        evidence: the answer and what it is judged on (see ``PathEvidence``).
+        embedder: sentence embeddings for coherence; None leaves those signals missing.
 
     Returns:
         The observation ``FEATURE_SPEC`` reads.
     """
+    answer = evidence.answer
     values = list(answer.output.values())
     filled = sum(v is not None for v in values)
     signals: dict[str, float] = {
@@ -533,10 +505,10 @@ def observe(
     }
     # The path's own signals (crf marginals, heuristic rule strength) keep their names.
     signals |= {k: float(v) for k, v in answer.signals.items()}
-    if generation is not None:
-        signals |= generation_signals(generation)
+    if evidence.generation is not None:
+        signals |= generation_signals(evidence.generation)
     signals |= span_signals(answer.spans)
-    signals |= _ocr_signals(document, answer.spans)
-    signals |= coherence_signals(text, answer.spans, description, embedder)
-    signals |= agreement_signals(answer.output, witnesses, normalizers)
-    return PathObservation(path=path, outcome=outcome, signals=signals)
+    signals |= _ocr_signals(evidence.document, answer.spans)
+    signals |= coherence_signals(evidence.text, answer.spans, evidence.description, embedder)
+    signals |= agreement_signals(answer.output, evidence.witnesses, evidence.normalizers)
+    return PathObservation(path=evidence.path, outcome=evidence.outcome, signals=signals)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from aau.errors import InputError
+from aau.ingest import aload_document
 from aau.pipeline import Pipeline, PipelineResult
 
 __all__ = ["BatchLine", "parse_line", "run_batch"]
@@ -77,8 +78,6 @@ async def _one(
     pipeline: Pipeline, raw: bytes, number: int, folder: Path, languages: str,
     default_tenant: str | None = None,
 ) -> PipelineResult:  # fmt: skip
-    from aau.ingest import aload_document
-
     try:
         id_, text, path, tenant = parse_line(raw, number)
     except InputError as exc:

@@ -18,8 +18,17 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from aau.cli.batch import run_batch
 from aau.cli.termdict import add_termdict_parser
+from aau.engines.registry import EngineConfig
 from aau.errors import AAUError, InputError, SpecError
+from aau.fallbacks.crf_training import format_report, train_unit
+from aau.grammars.build import main as build_main
+from aau.ingest import Document
+from aau.pipeline import Pipeline
+from aau.spec.model import UnitSpec
+from aau.spec.schema import unit_file_schema_text
+from aau.terms import TermStore
 
 __all__ = ["main"]
 
@@ -50,11 +59,7 @@ def _add_engine_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--terms-store", help="term store folder (default: AAU_TERMS_DIR)")
 
 
-def _pipeline(args: argparse.Namespace):  # noqa: ANN202  # aau.Pipeline, imported lazily
-    from aau.engines.registry import EngineConfig
-    from aau.pipeline import Pipeline
-    from aau.terms import TermStore
-
+def _pipeline(args: argparse.Namespace) -> Pipeline:
     units = [_load(p) for p in _unit_paths(args.units)]
     terms = TermStore(args.terms_store)
     if args.no_model:
@@ -66,9 +71,7 @@ def _pipeline(args: argparse.Namespace):  # noqa: ANN202  # aau.Pipeline, import
     return Pipeline(units, engine=config, terms=terms)
 
 
-def _load(path: Path):  # noqa: ANN202
-    from aau.spec.model import UnitSpec
-
+def _load(path: Path) -> UnitSpec:
     return UnitSpec.from_file(path)
 
 
@@ -100,22 +103,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 2 if failed else 0
 
 
-def _data_problems(spec) -> list[SpecError]:  # noqa: ANN001  # a UnitSpec
-    """Every problem of the files a unit's fallbacks read (annotated examples)."""
-    from aau.fallbacks.annotated import check_annotated
-    from aau.fallbacks.crf import CrfFallback
-
-    problems: list[SpecError] = []
-    for fallback in spec.fallbacks:
-        if isinstance(fallback, CrfFallback) and fallback.examples_path(spec).is_file():
-            problems.extend(check_annotated(fallback.examples_path(spec), fallback.labels))
-    return problems
+def _data_problems(spec: UnitSpec) -> list[SpecError]:
+    """Every problem of the files a unit's fallbacks read (e.g. a CRF's annotated examples)."""
+    return [problem for fallback in spec.fallbacks for problem in fallback.data_problems(spec)]
 
 
 def cmd_train(args: argparse.Namespace) -> int:
     """Train each unit's CRF path and print its held-out scores."""
-    from aau.fallbacks.crf_training import format_report, train_unit
-
     for path in _unit_paths(args.units):
         print(format_report(train_unit(_load(path))))
     return 0
@@ -125,40 +119,40 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     """Fit the calibrator from labelled runs of the shipped units; print thresholds and figures.
 
     The thresholds are those cross-validation on the training texts picks; the figures are
-    measured on the validation texts.
+    measured on the validation texts. Exit 2, saying what is needed and where it was looked
+    for, when the settings, the unit files or their annotated data are missing.
     """
-    root = Path(args.root).resolve()
-    if not (root / "calibration" / "train.py").is_file():
-        print(f"error: {root} has no calibration/train.py; run `aau calibrate` from a source "
-              "checkout of AAU, or pass --root", file=sys.stderr)  # fmt: skip
-        return 2
-    # The training code lives beside the units it learns from, not in the installed package.
-    sys.path.insert(0, str(root))
-    from calibration.train import calibrate
+    from aau.fitting import MissingCalibrationInput, calibrate  # torch: only fitting needs it
 
-    calibrate(report=args.report, json=args.json, rebuild=args.rebuild)
+    try:
+        calibrate(
+            Path(args.data) if args.data else None,
+            units=Path(args.units) if args.units else None,
+            out=Path(args.out) if args.out else None,
+            report=args.report,
+            json=args.json,
+            rebuild=args.rebuild,
+        )
+    except MissingCalibrationInput as exc:  # what it needs and where it looked, no traceback
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 
 def cmd_grammar(args: argparse.Namespace) -> int:
     """Regenerate (or with --check, verify) the generated grammar parsers."""
-    from aau.grammars.build import main as build_main
-
     return build_main(["--check"] if args.check else [])
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
     """Print the unit file JSON Schema."""
-    from aau.spec.schema import unit_file_schema_text
-
     sys.stdout.write(unit_file_schema_text())
     return 0
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Run units over one text and print a table, or JSON with ``--json``."""
-    from aau.cli.render import print_table
-    from aau.ingest import Document
+    from aau.cli.render import print_table  # rich: only the table needs it
 
     pipeline = _pipeline(args)
     try:
@@ -181,8 +175,6 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_batch(args: argparse.Namespace) -> int:
     """Run units over a JSONL file; write one line per input line, in order."""
-    from aau.cli.batch import run_batch
-
     pipeline = _pipeline(args)
     count = asyncio.run(
         run_batch(pipeline, Path(args.input), Path(args.output),
@@ -212,15 +204,31 @@ def build_parser() -> argparse.ArgumentParser:
         "calibrate", help="fit the confidence calibrator and choose thresholds from labelled runs"
     )
     p.add_argument(
+        "--data",
+        metavar="DIR",
+        help="the folder holding config.yaml and the cached runs runs/ (default: ./calibration)",
+    )
+    p.add_argument(
+        "--units",
+        metavar="DIR",
+        help="the unit files and their annotated data (default: ./units, else the units folder "
+        "beside --data)",
+    )
+    p.add_argument(
+        "--out",
+        metavar="PATH",
+        help="the calibrator artifact; its .json summary and reliability.png go beside it "
+        "(default: <data>/calibrator.pt)",
+    )
+    p.add_argument(
         "--report",
         action="store_true",
-        help="print the full report and write calibration/reliability.png",
+        help="print the full report and write reliability.png beside the artifact",
     )
     p.add_argument("--json", action="store_true", help="end with one JSON line of the figures")
     p.add_argument(
         "--rebuild", action="store_true", help="run every path on every labelled text again (slow)"
     )
-    p.add_argument("--root", default=".", help="the source checkout (default: here)")
     p.set_defaults(func=cmd_calibrate)
 
     p = sub.add_parser("grammar", help="field-format grammars")

@@ -21,7 +21,7 @@ def print_table(results: Sequence[PipelineResult], console: Console | None = Non
     for result in results:
         for name, unit in result.units.items():
             table.add_row(
-                result.id or "-",
+                str(result.id or "-"),
                 name,
                 json.dumps(unit.output, ensure_ascii=False) if unit.output is not None else "null",
                 f"{unit.confidence:.2f}",

@@ -19,12 +19,13 @@ import sys
 import time
 from typing import Any
 
+from aau.errors import TermDictionaryError
+from aau.terms import TermStore, load_dictionary
+
 __all__ = ["add_termdict_parser"]
 
 
-def _store(args: argparse.Namespace) -> Any:
-    from aau.terms import TermStore
-
+def _store(args: argparse.Namespace) -> TermStore:
     return TermStore(args.store)
 
 
@@ -83,9 +84,6 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """Validate dictionary files; print one line per file."""
-    from aau.errors import TermDictionaryError
-    from aau.terms import load_dictionary
-
     failed = 0
     for file in args.files:
         try:

@@ -208,7 +208,7 @@ class ConstraintCompiler:
                 raise SpecError(
                     f"{unit}: output schema cannot be compiled for constrained decoding: {exc}",
                     field="output",
-                    code="S014",
+                    check="S014",
                 ) from exc
             constraint = CompiledConstraint(
                 schema, self.backend, compiled, (time.perf_counter() - started) * 1000,

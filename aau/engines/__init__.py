@@ -1,9 +1,10 @@
 """Generation backends behind one small protocol."""
 
 from aau.engines.base import Engine, EngineCapabilities, Generation, GenerationRequest, Timings
-from aau.engines.registry import EngineConfig, available_engines, build_engine, register_engine
+from aau.engines.registry import ENGINES, EngineConfig, available_engines, build_engine
 
 __all__ = [
+    "ENGINES",
     "Engine",
     "EngineCapabilities",
     "EngineConfig",
@@ -12,5 +13,4 @@ __all__ = [
     "Timings",
     "available_engines",
     "build_engine",
-    "register_engine",
 ]

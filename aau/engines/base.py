@@ -23,14 +23,15 @@ __all__ = ["Engine", "EngineCapabilities", "Generation", "GenerationRequest", "T
 
 @dataclass(frozen=True, slots=True)
 class EngineCapabilities:
-    """What a backend can do; the pipeline routes by these, never by backend name."""
+    """What a backend gives; the runner reads these, never the backend's name.
 
-    constrained_json: bool
-    """Honours a JSON Schema while generating (else the output is only validated after)."""
+    Every engine honours a request's JSON Schema or fails the request, and the runner validates
+    every answer either way, so that is not a capability.
+    """
+
     token_logprobs: bool
-    """Returns per-token log-probabilities and entropies."""
-    in_process: bool
-    """Runs in this process (may add tokens, share memory)."""
+    """Returns per-token log-probabilities and entropies: the calibrator reads them as signals of
+    the model's answer (without them it scores that answer on its other signals)."""
     merges_terms: bool = False
     """Reads tenants' dictionary terms as single merged tokens (else terms only annotate)."""
 

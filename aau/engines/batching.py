@@ -56,7 +56,7 @@ class HeadInput:
         """Append the merged-token logits of ``row`` (row ``index`` of the last forward)."""
         assert self.last is not None, "the output head did not run in the last forward"
         extra = row.view.extra_logits(self.last[index]).float().cpu().numpy()
-        row.logits = np.concatenate([row.logits, extra])  # type: ignore[list-item]
+        row.logits = np.concatenate([row.logits, extra])
 
 
 class Cancelled(EngineTimeout):

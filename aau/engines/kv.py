@@ -25,7 +25,7 @@ __all__ = ["cache_bytes", "is_batchable", "left_pad", "own_layers",
            "select_rows", "stack_rows", "trim_left", "truncate"]  # fmt: skip
 
 # (attribute, batch dim, sequence dim) of every tensor a supported layer holds.
-_TENSORS = {
+_TENSORS: dict[type, tuple[tuple[str, int, int], ...]] = {
     DynamicLayer: (("keys", 0, -2), ("values", 0, -2)),
     DynamicIndexedLayer: (("keys", 0, -2), ("values", 0, -2), ("indexer_keys", 0, 1)),
 }
@@ -93,7 +93,7 @@ def stack_rows(caches: Sequence[DynamicCache]) -> DynamicCache:
     for index, layer in enumerate(first.layers):
         new = copy.copy(layer)
         for name, batch_dim, _seq in _TENSORS[type(layer)]:
-            parts = [getattr(c.layers[index], name, None) for c in caches]
+            parts: list[Any] = [getattr(c.layers[index], name, None) for c in caches]
             if all(p is not None and p.numel() > 0 for p in parts):
                 setattr(new, name, torch.cat(parts, dim=batch_dim))
         out.layers.append(new)

@@ -32,7 +32,7 @@ from aau.engines.base import EngineCapabilities, Generation, GenerationRequest
 from aau.engines.batching import DecodeBatch, HeadInput, Row
 from aau.engines.prefix_cache import PrefixCache
 from aau.engines.prompt_tokens import PromptTokens
-from aau.engines.registry import EngineConfig, register_engine
+from aau.engines.registry import EngineConfig
 from aau.errors import AAUError, EngineError, EngineTimeout, EngineUnavailable
 
 __all__ = ["ContextTooLong", "TransformersEngine"]
@@ -45,7 +45,6 @@ class ContextTooLong(EngineUnavailable):
     retryable = False
 
 
-@register_engine("transformers")
 class TransformersEngine:
     """Shared in-process engine. Weights load on first use (or ``warmup``)."""
 
@@ -54,9 +53,8 @@ class TransformersEngine:
     def __init__(self, config: EngineConfig | None = None) -> None:
         self.config = config or EngineConfig()
         self.capabilities = EngineCapabilities(
-            constrained_json=True, token_logprobs=True, in_process=True,
-            merges_terms=self.config.term_merging,
-        )  # fmt: skip
+            token_logprobs=True, merges_terms=self.config.term_merging
+        )
         self.model: Any = None
         self.tokenizer: Any = None
         self.compiler: ConstraintCompiler | None = None
@@ -85,6 +83,7 @@ class TransformersEngine:
         with self._load_lock:
             if self.model is not None:
                 return
+            # torch and transformers load with the weights: building an engine costs nothing.
             import torch
 
             from aau.engines.glm5 import make_indexer_ties_deterministic
@@ -260,7 +259,8 @@ class TransformersEngine:
             # A request that shares more of its prompt with an earlier one of this round than
             # the cache holds (many units over one new document) waits for that one's prefill
             # and looks the cache up again.
-            now, later = [], []
+            now: list[Any] = []
+            later: list[Any] = []
             for prep in prepared:
                 if any(_shares_more(prep, earlier) for earlier in now):
                     later.append(prep)
@@ -373,10 +373,10 @@ class TransformersEngine:
         """
         import torch
 
-        cached = [p.hit.length for p in preps]  # type: ignore[union-attr]
+        cached = [p.hit.length for p in preps]
         fresh = [len(p.tokens) - c for p, c in zip(preps, cached, strict=True)]
         width_cached, width_fresh = max(cached), max(fresh)
-        caches = [kv.left_pad(kv.own_layers(p.hit.kv), width_cached - c)  # type: ignore[union-attr]
+        caches = [kv.left_pad(kv.own_layers(p.hit.kv), width_cached - c)
                   for p, c in zip(preps, cached, strict=True)]  # fmt: skip
         ids = torch.zeros((len(preps), width_fresh), dtype=torch.long)
         positions = torch.zeros((len(preps), width_fresh), dtype=torch.long)

@@ -84,7 +84,7 @@ def load_model_and_tokenizer(
         else:
             folder, kwargs, cached = path, {}, None
         tokenizer = AutoTokenizer.from_pretrained(folder, **kwargs)
-        hf_model = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype, **kwargs)
+        hf_model: Any = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype, **kwargs)
         if cached is not None and kwargs:
             _save_converted(hf_model, tokenizer, cached)
     except (OSError, ValueError, KeyError) as exc:

@@ -1,7 +1,8 @@
 """Engine configuration and the registry of named backends.
 
-``@register_engine("transformers")`` makes a backend available by name; packages add their own
-through the ``aau.engines`` entry-point group. The engine is configuration, not code: the same
+``ENGINES`` holds the backends by name: each is declared in the ``aau.engines`` entry-point
+group (the shipped ``transformers`` engine in AAU's own ``pyproject.toml``), so configuration
+names one and nothing here imports it. The engine is configuration, not code: the same
 ``EngineConfig`` comes from a YAML file, environment variables (``AAU_ENGINE``, ``AAU_MODEL``,
 ``AAU_DEVICE``, ``AAU_DTYPE``, ``AAU_THREADS``, ``AAU_MAX_BATCH_SIZE``, ``AAU_PREFIX_CACHE_MB``,
 ``AAU_CACHE_DIR``, ``AAU_TERM_MERGING``…) or CLI flags.
@@ -11,19 +12,21 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from aau.decoding.base import CONSTRAINT_BACKENDS
 from aau.engines.base import Engine
 from aau.errors import EngineUnavailable, SpecError
+from aau.registry import Registry, UnknownName
 from aau.spec.loader import line_of, read_yaml_file
 
-__all__ = ["EngineConfig", "available_engines", "build_engine", "register_engine"]
+__all__ = ["ENGINES", "EngineConfig", "available_engines", "build_engine"]
 
-_ENGINES: dict[str, Callable[[EngineConfig], Engine]] = {}
+ENGINES: Registry[Callable[[EngineConfig], Engine]] = Registry("engine", "aau.engines")
+"""Engine factories (an engine class, or a function of the config) by backend name."""
 
 
 class EngineConfig(BaseModel):
@@ -40,7 +43,9 @@ class EngineConfig(BaseModel):
     dtype: Literal["float32", "bfloat16", "float16", "auto"] = "float32"
     threads: int | None = None
     """CPU threads for torch; None keeps torch's default."""
-    constraint_backend: Literal["xgrammar", "outlines_core"] = "xgrammar"
+    constraint_backend: str = "xgrammar"
+    """A registered constraint backend (``aau.decoding.CONSTRAINT_BACKENDS``): ``xgrammar``
+    (fastest to compile) or ``outlines_core``."""
     cache_dir: str | None = None
     """Where converted weights and compiled schemas are cached; default ``~/.cache/aau``."""
     max_batch_size: int = Field(16, ge=1, le=512)
@@ -51,6 +56,14 @@ class EngineConfig(BaseModel):
     """Read each tenant's dictionary terms as single merged tokens (in-process engine only).
     Off by default: on the shipped units it did not make extraction more accurate
     (``benchmarks/RESULTS.md``, "Term layer"); terms still annotate prompts and features."""
+
+    @field_validator("constraint_backend")
+    @classmethod
+    def _known_backend(cls, value: str) -> str:
+        if value not in CONSTRAINT_BACKENDS:
+            available = ", ".join(CONSTRAINT_BACKENDS.names())
+            raise ValueError(f"unknown constraint backend {value!r}. Available: {available}")
+        return value
 
     @classmethod
     def from_sources(
@@ -81,41 +94,22 @@ class EngineConfig(BaseModel):
                 file=str(file) if file else "<engine config>",
                 line=line_of(lines, tuple(err["loc"])),
                 field=".".join(map(str, err["loc"])),
-                code="S060",
+                check="S060",
             ) from None
-
-
-def register_engine(name: str) -> Callable[[Any], Any]:
-    """Class decorator: make the backend buildable by ``name``."""
-
-    def decorate(factory: Any) -> Any:
-        _ENGINES[name] = factory
-        return factory
-
-    return decorate
-
-
-def _load_builtins() -> None:
-    import aau.engines.local  # noqa: F401  # registers "transformers"
-
-    for entry in metadata.entry_points(group="aau.engines"):
-        entry.load()
 
 
 def available_engines() -> list[str]:
     """Names of every registered engine, sorted."""
-    _load_builtins()
-    return sorted(_ENGINES)
+    return ENGINES.names()
 
 
 def build_engine(config: EngineConfig | None = None) -> Engine:
     """The engine ``config`` names (default: transformers with the embedded model)."""
     config = config or EngineConfig.from_sources()
-    _load_builtins()
     try:
-        factory = _ENGINES[config.backend]
-    except KeyError:
+        factory = ENGINES.get(config.backend)
+    except UnknownName as exc:
         raise EngineUnavailable(
-            f"Unknown engine {config.backend!r}. Available: {', '.join(available_engines())}."
+            f"Unknown engine {config.backend!r}. Available: {', '.join(exc.available)}."
         ) from None
     return factory(config)

@@ -59,7 +59,7 @@ def _parse_line(
     raw: str, line: int, where: str, labels: frozenset[str]
 ) -> tuple[AnnotatedExample | None, list[SpecError]]:
     def error(message: str, field: str | None, code: str) -> SpecError:
-        return SpecError(message, file=where, line=line, field=field, code=code)
+        return SpecError(message, file=where, line=line, field=field, check=code)
 
     try:
         data: Any = json.loads(raw)
@@ -122,9 +122,9 @@ def _read(path: Path, labels: Iterable[str]) -> tuple[list[AnnotatedExample], li
     try:
         content = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return [], [SpecError("annotated examples file not found", file=where, code="S050")]
+        return [], [SpecError("annotated examples file not found", file=where, check="S050")]
     except (OSError, UnicodeDecodeError) as exc:
-        return [], [SpecError(f"cannot read annotated examples: {exc}", file=where, code="S050")]
+        return [], [SpecError(f"cannot read annotated examples: {exc}", file=where, check="S050")]
     label_set = frozenset(labels)
     examples: list[AnnotatedExample] = []
     errors: list[SpecError] = []
@@ -137,7 +137,7 @@ def _read(path: Path, labels: Iterable[str]) -> tuple[list[AnnotatedExample], li
             examples.append(example)
     if not examples and not errors:
         errors.append(SpecError("no annotated examples (the file is empty)", file=where,
-                                code="S056"))  # fmt: skip
+                                check="S056"))  # fmt: skip
     return examples, errors
 
 

@@ -10,12 +10,20 @@ its confidence, or, when it finds nothing, with the probability of the all-``O``
 The model is loaded on the first ``extract``, not when the unit loads, so that a unit whose model
 is missing, stale or corrupt still loads and runs its other paths; the run records the coded
 error (``crf_model_missing``, ``crf_model_stale``, ``crf_model_corrupt``) and moves on.
+
+This module is the whole kind: its declaration (``CrfFallback``) with its load checks, the
+trained model's record and its opening (``open_model``: hashes checked before crfsuite reads
+the file), and the live path. Training is ``aau.fallbacks.crf_training``; tagging, shared by
+both, is ``aau.fallbacks.crf_tagging``.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import struct
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -24,24 +32,21 @@ import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from aau.answers import PathAnswer, PathContext
-from aau.errors import UnitRunError
-from aau.fallbacks.crf_features import (
-    FeatureConfig,
-    Token,
-    sentence_features,
-    spans_from_tags,
-    tokenize,
-)
+from aau.errors import SpecError, UnitRunError
+from aau.fallbacks.annotated import check_annotated
+from aau.fallbacks.crf_features import FEATURE_VERSION, FeatureConfig, tokenize
+from aau.fallbacks.crf_tagging import TaggedSpan, tag_text, term_spans
 from aau.fallbacks.normalize import NORMALIZERS
-from aau.fallbacks.registry import register_fallback
+from aau.spec.model import FallbackSpec, Issue, UnitSpec
+from aau.terms.matcher import TermMatcher
+from aau.terms.store import shipped_dictionaries
 
 if TYPE_CHECKING:
     import pycrfsuite
 
-    from aau.fallbacks.crf_training import OpenModel
-    from aau.spec.model import UnitSpec
 
 __all__ = [
+    "RECORD_FORMAT",
     "CrfFallback",
     "CrfFeatureOptions",
     "CrfField",
@@ -51,14 +56,16 @@ __all__ = [
     "CrfModelStale",
     "CrfPath",
     "CrfTraining",
-    "TaggedSpan",
-    "Tagging",
+    "OpenModel",
     "choose_fields",
-    "tag_text",
-    "term_spans",
+    "config_digest",
+    "open_model",
+    "sha256_hex",
+    "shown_path",
 ]
 
-Issue = tuple[tuple[str | int, ...], str, str]
+RECORD_FORMAT = 1
+_MAGIC = b"lCRF"
 
 
 # -- errors ----------------------------------------------------------------------------------
@@ -155,7 +162,7 @@ class CrfTraining(_Strict):
     """Seed of the held-out split."""
 
 
-class CrfFallback(_Strict):
+class CrfFallback(FallbackSpec):
     """A CRF sequence labeller trained from the unit's own annotated examples."""
 
     kind: Literal["crf"]
@@ -220,7 +227,7 @@ class CrfFallback(_Strict):
                 yield (
                     (*loc, "normalize"),
                     f"unknown normalizer {mapping.normalize!r}. "
-                    f"Available: {', '.join(sorted(NORMALIZERS))}",
+                    f"Available: {', '.join(NORMALIZERS.names())}",
                     "S059",
                 )
         if not self.examples_path(unit).is_file():
@@ -231,76 +238,124 @@ class CrfFallback(_Strict):
                 "S050",
             )
 
+    def data_problems(self, unit: UnitSpec) -> list[SpecError]:
+        """Problems of the annotated examples file (each located in that file)."""
+        if not self.examples_path(unit).is_file():
+            return []  # the load check reports it missing (S050)
+        return check_annotated(self.examples_path(unit), self.labels)
 
-# -- tagging and choosing --------------------------------------------------------------------
+    def build(self, unit: UnitSpec) -> CrfPath:
+        """The live path; its model is read on the first ``extract``."""
+        return CrfPath(self, unit)
+
+
+# -- the trained model ------------------------------------------------------------------
+
+
+def config_digest(spec: CrfFallback) -> str:
+    """sha256 of the parts of the CRF config that change the model.
+
+    Fields and normalizers are left out: they act after tagging, so editing them needs no
+    retraining.
+    """
+    relevant = spec.model_dump(mode="json", include={"labels", "features", "training"})
+    if spec.features.use_terms:  # the dictionaries the model was trained with matter too
+        relevant["terms"] = _shipped_terms().fingerprint
+    else:
+        relevant["features"].pop("use_terms")  # models trained before the option stay valid
+    return hashlib.sha256(json.dumps(relevant, sort_keys=True).encode()).hexdigest()
+
+
+def _shipped_terms() -> TermMatcher:
+    return TermMatcher(shipped_dictionaries())
+
+
+def sha256_hex(data: bytes) -> str:
+    """The hex sha256 of ``data`` (the training record's hashes)."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def shown_path(path: Path) -> str:
+    """``path`` relative to the working folder when inside it (for messages), else as is."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def _train_command(unit: UnitSpec) -> str:
+    return f"aau train {shown_path(unit.source) if unit.source else 'units/' + unit.name + '.yaml'}"
 
 
 @dataclass(frozen=True, slots=True)
-class TaggedSpan:
-    """A predicted span with its per-token marginals.
+class OpenModel:
+    """An opened model and the bytes it was opened from.
 
     Attributes:
-        label: the span label.
-        start: character offset of the first token.
-        end: character offset past the last token.
-        marginals: marginal probability of the predicted tag of each of its tokens.
+        tagger: the crfsuite tagger.
+        data: the model bytes; crfsuite reads them in place, so they must outlive the tagger.
     """
 
-    label: str
-    start: int
-    end: int
-    marginals: tuple[float, ...]
-
-    @property
-    def score(self) -> float:
-        """Mean marginal: how sure the model is of this span as a whole."""
-        return sum(self.marginals) / len(self.marginals)
+    tagger: pycrfsuite.Tagger
+    data: bytes
 
 
-@dataclass(frozen=True, slots=True)
-class Tagging:
-    """What the tagger says about one text.
+def open_model(spec: CrfFallback, unit: UnitSpec) -> OpenModel:
+    """Check the model against its record and the current data, then open it.
 
-    Attributes:
-        spans: the Viterbi spans with their marginals.
-        p_all_o: probability of the labelling with no span at all.
-        o_marginals: marginal probability of ``O`` at each token.
+    Raises:
+        CrfModelMissing: the model file or its record does not exist.
+        CrfModelCorrupt: either is unreadable, or the model is not the one recorded.
+        CrfModelStale: the examples, the CRF config or the feature recipe changed since training.
     """
+    import pycrfsuite
 
-    spans: tuple[TaggedSpan, ...]
-    p_all_o: float
-    o_marginals: tuple[float, ...]
-
-
-def term_spans(hits: Iterable[Any]) -> list[tuple[int, int, str]]:
-    """``(start, end, category)`` of term hits (``aau.terms.TermHit``), as the features take."""
-    return [(hit.start, hit.end, hit.category) for hit in hits]
-
-
-def tag_text(
-    tagger: pycrfsuite.Tagger, tokens: Sequence[Token], features: FeatureConfig,
-    term_hits: Sequence[tuple[int, int, str]] = (),
-) -> Tagging:  # fmt: skip
-    """Tag ``tokens``; the tagger keeps per-sequence state, so callers sharing one serialise.
-
-    ``term_hits`` (``(start, end, category)``) are used when ``features.use_terms``.
-    """
-    if not tokens:
-        return Tagging((), 1.0, ())
-    hits = term_hits if features.use_terms else None
-    tagger.set(sentence_features(tokens, features, term_hits=hits))
-    tags = tagger.tag()
-    spans = tuple(
-        TaggedSpan(
-            label,
-            tokens[first].start,
-            tokens[last - 1].end,
-            tuple(tagger.marginal(tags[i], i) for i in range(first, last)),
+    model_path, record_path = spec.model_path(unit), spec.record_path(unit)
+    retrain = f"; run `{_train_command(unit)}`"
+    prefix = f"{unit.name}: CRF model {shown_path(model_path)}"
+    for path, what in ((model_path, "model file"), (record_path, "training record")):
+        if not path.is_file():
+            raise CrfModelMissing(f"{prefix}: {what} {shown_path(path)} not found{retrain}")
+    try:
+        data = model_path.read_bytes()
+        record = json.loads(record_path.read_text(encoding="utf-8"))
+        recorded = {k: record[k] for k in ("model_sha256", "examples_sha256", "config_sha256",
+                                           "feature_version")}  # fmt: skip
+    except (OSError, UnicodeDecodeError, ValueError, TypeError, KeyError) as exc:
+        raise CrfModelCorrupt(f"{prefix}: unreadable model or record ({exc}){retrain}") from None
+    if sha256_hex(data) != recorded["model_sha256"]:
+        raise CrfModelCorrupt(
+            f"{prefix}: the file does not match its training record (truncated or replaced?)"
+            f"{retrain}"
         )
-        for first, last, label in spans_from_tags(tags)
-    )
-    p_all_o = tagger.probability(["O"] * len(tokens))
-    return Tagging(spans, p_all_o, tuple(tagger.marginal("O", i) for i in range(len(tokens))))
+    if data[:4] != _MAGIC or len(data) < 8 or struct.unpack("<I", data[4:8])[0] != len(data):
+        raise CrfModelCorrupt(f"{prefix}: not a crfsuite model{retrain}")
+    examples_path = spec.examples_path(unit)
+    try:
+        examples_sha = sha256_hex(examples_path.read_bytes())
+    except OSError:
+        examples_sha = None
+    reasons = []
+    if examples_sha != recorded["examples_sha256"]:
+        reasons.append(f"the annotated examples {shown_path(examples_path)} changed")
+    if config_digest(spec) != recorded["config_sha256"]:
+        reasons.append("the crf labels, features or training settings changed")
+    if recorded["feature_version"] != FEATURE_VERSION:
+        reasons.append(
+            f"it was built with feature recipe {recorded['feature_version']}, "
+            f"this version uses {FEATURE_VERSION}"
+        )
+    if reasons:
+        raise CrfModelStale(f"{prefix} is stale: {' and '.join(reasons)} since training{retrain}")
+    tagger = pycrfsuite.Tagger()
+    try:
+        tagger.open_inmemory(data)
+    except (ValueError, OSError) as exc:
+        raise CrfModelCorrupt(f"{prefix}: crfsuite cannot read it ({exc}){retrain}") from None
+    return OpenModel(tagger, data)
+
+
+# -- choosing fields --------------------------------------------------------------------
 
 
 def choose_fields(
@@ -364,9 +419,6 @@ class CrfPath:
 
     def _loaded_tagger(self) -> pycrfsuite.Tagger:
         if self._model is None:
-            # Imported here: the training module imports this one for the spec and the errors.
-            from aau.fallbacks.crf_training import open_model
-
             self._model = open_model(self.spec, self.unit)
         return self._model.tagger
 
@@ -406,6 +458,3 @@ class CrfPath:
                 "crf_spans": float(len(chosen)),
             },
         )
-
-
-register_fallback("crf", CrfFallback, CrfPath)

@@ -11,8 +11,8 @@ therefore describe a model trained on 80% of the data: a slightly pessimistic es
 
 Beside the model (``<model>.json``) a record stores the sha256 of the model file, of the
 examples file and of the training-relevant CRF config, with the feature recipe version.
-``open_model`` checks that record before crfsuite reads the file: a truncated model file can
-crash crfsuite's C reader, so its hash must match first.
+``aau.fallbacks.crf.open_model`` checks that record before crfsuite reads the file: a truncated
+model file can crash crfsuite's C reader, so its hash must match first.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import struct
 import tempfile
 import time
 from collections.abc import Sequence
@@ -31,14 +30,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from aau.errors import SpecError
 from aau.fallbacks.annotated import AnnotatedExample, load_annotated
 from aau.fallbacks.crf import (
+    RECORD_FORMAT,
     CrfFallback,
-    CrfModelCorrupt,
-    CrfModelMissing,
-    CrfModelStale,
     CrfTraining,
     choose_fields,
-    tag_text,
-    term_spans,
+    config_digest,
+    sha256_hex,
+    shown_path,
 )
 from aau.fallbacks.crf_features import (
     FEATURE_VERSION,
@@ -48,29 +46,23 @@ from aau.fallbacks.crf_features import (
     spans_from_tags,
     tokenize,
 )
+from aau.fallbacks.crf_tagging import tag_text, term_spans
 from aau.fallbacks.normalize import NORMALIZERS
 from aau.terms.matcher import TermMatcher
+from aau.terms.store import shipped_dictionaries
 
 if TYPE_CHECKING:
-    import pycrfsuite
-
     from aau.spec.model import UnitSpec
 
 __all__ = [
     "LabelScore",
-    "OpenModel",
     "TrainReport",
-    "config_digest",
     "crf_spec_of",
     "format_report",
     "gold_output",
-    "open_model",
     "split_held_out",
     "train_unit",
 ]
-
-RECORD_FORMAT = 1
-_MAGIC = b"lCRF"
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,118 +135,19 @@ def crf_spec_of(unit: UnitSpec) -> CrfFallback:
         "the unit declares no crf fallback; add one to `fallbacks:` (kind: crf) to train it",
         file=str(unit.source) if unit.source else unit.name,
         field="fallbacks",
-        code="S060",
+        check="S060",
     )
 
 
-def config_digest(spec: CrfFallback) -> str:
-    """sha256 of the parts of the CRF config that change the model.
-
-    Fields and normalizers are left out: they act after tagging, so editing them needs no
-    retraining.
-    """
-    relevant = spec.model_dump(mode="json", include={"labels", "features", "training"})
-    if spec.features.use_terms:  # the dictionaries the model was trained with matter too
-        relevant["terms"] = _shipped_terms().fingerprint
-    else:
-        relevant["features"].pop("use_terms")  # models trained before the option stay valid
-    return hashlib.sha256(json.dumps(relevant, sort_keys=True).encode()).hexdigest()
+# -- training and measuring ------------------------------------------------------------------
 
 
 def _shipped_terms() -> TermMatcher:
-    from aau.terms.store import shipped_dictionaries
-
     return TermMatcher(shipped_dictionaries())
 
 
 def _term_hits(matcher: TermMatcher | None, text: str) -> list[tuple[int, int, str]]:
     return term_spans(matcher.find(text)) if matcher is not None else []
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def _shown(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
-
-
-def _train_command(unit: UnitSpec) -> str:
-    return f"aau train {_shown(unit.source) if unit.source else 'units/' + unit.name + '.yaml'}"
-
-
-@dataclass(frozen=True, slots=True)
-class OpenModel:
-    """An opened model and the bytes it was opened from.
-
-    Attributes:
-        tagger: the crfsuite tagger.
-        data: the model bytes; crfsuite reads them in place, so they must outlive the tagger.
-    """
-
-    tagger: pycrfsuite.Tagger
-    data: bytes
-
-
-def open_model(spec: CrfFallback, unit: UnitSpec) -> OpenModel:
-    """Check the model against its record and the current data, then open it.
-
-    Raises:
-        CrfModelMissing: the model file or its record does not exist.
-        CrfModelCorrupt: either is unreadable, or the model is not the one recorded.
-        CrfModelStale: the examples, the CRF config or the feature recipe changed since training.
-    """
-    import pycrfsuite
-
-    model_path, record_path = spec.model_path(unit), spec.record_path(unit)
-    retrain = f"; run `{_train_command(unit)}`"
-    prefix = f"{unit.name}: CRF model {_shown(model_path)}"
-    for path, what in ((model_path, "model file"), (record_path, "training record")):
-        if not path.is_file():
-            raise CrfModelMissing(f"{prefix}: {what} {_shown(path)} not found{retrain}")
-    try:
-        data = model_path.read_bytes()
-        record = json.loads(record_path.read_text(encoding="utf-8"))
-        recorded = {k: record[k] for k in ("model_sha256", "examples_sha256", "config_sha256",
-                                           "feature_version")}  # fmt: skip
-    except (OSError, UnicodeDecodeError, ValueError, TypeError, KeyError) as exc:
-        raise CrfModelCorrupt(f"{prefix}: unreadable model or record ({exc}){retrain}") from None
-    if _sha256(data) != recorded["model_sha256"]:
-        raise CrfModelCorrupt(
-            f"{prefix}: the file does not match its training record (truncated or replaced?)"
-            f"{retrain}"
-        )
-    if data[:4] != _MAGIC or len(data) < 8 or struct.unpack("<I", data[4:8])[0] != len(data):
-        raise CrfModelCorrupt(f"{prefix}: not a crfsuite model{retrain}")
-    examples_path = spec.examples_path(unit)
-    try:
-        examples_sha = _sha256(examples_path.read_bytes())
-    except OSError:
-        examples_sha = None
-    reasons = []
-    if examples_sha != recorded["examples_sha256"]:
-        reasons.append(f"the annotated examples {_shown(examples_path)} changed")
-    if config_digest(spec) != recorded["config_sha256"]:
-        reasons.append("the crf labels, features or training settings changed")
-    if recorded["feature_version"] != FEATURE_VERSION:
-        reasons.append(
-            f"it was built with feature recipe {recorded['feature_version']}, "
-            f"this version uses {FEATURE_VERSION}"
-        )
-    if reasons:
-        raise CrfModelStale(f"{prefix} is stale: {' and '.join(reasons)} since training{retrain}")
-    tagger = pycrfsuite.Tagger()
-    try:
-        tagger.open_inmemory(data)
-    except (ValueError, OSError) as exc:
-        raise CrfModelCorrupt(f"{prefix}: crfsuite cannot read it ({exc}){retrain}") from None
-    return OpenModel(tagger, data)
-
-
-# -- training and measuring ------------------------------------------------------------------
 
 
 def split_held_out(
@@ -415,8 +308,8 @@ def train_unit(unit: UnitSpec, *, write: bool = True) -> TrainReport:
         record = {
             "format": RECORD_FORMAT,
             "unit": unit.key,
-            "model_sha256": _sha256(final),
-            "examples_sha256": _sha256(examples_bytes),
+            "model_sha256": sha256_hex(final),
+            "examples_sha256": sha256_hex(examples_bytes),
             "config_sha256": config_digest(spec),
             "feature_version": FEATURE_VERSION,
             "trained_on": "all",
@@ -450,9 +343,8 @@ def train_unit(unit: UnitSpec, *, write: bool = True) -> TrainReport:
 def format_report(report: TrainReport) -> str:
     """A plain-text table of ``report`` for the terminal."""
     if report.model_path is not None:
-        written = (
-            f"model retrained on all {report.n_examples} examples -> {_shown(report.model_path)}"
-        )
+        target = shown_path(report.model_path)
+        written = f"model retrained on all {report.n_examples} examples -> {target}"
     else:
         written = "model not written"
     lines = [

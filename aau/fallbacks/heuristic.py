@@ -12,17 +12,97 @@ calibrator replaces it.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from aau.answers import PathAnswer, PathContext
 from aau.fallbacks.normalize import NORMALIZERS
-from aau.fallbacks.registry import register_fallback
-from aau.spec.model import HeuristicFallback, UnitSpec
+from aau.spec.model import FallbackSpec, Issue, UnitSpec
 
-__all__ = ["HeuristicPath"]
+__all__ = ["FieldMapping", "HeuristicFallback", "HeuristicPath", "HeuristicPattern"]
 
 _CONTEXT_BONUS = 0.25
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class FieldMapping(_Strict):
+    """How a heuristic match fills one output field."""
+
+    group: str | None = None
+    """Named regex group whose text fills the field."""
+    value: Any = None
+    """A constant, used when ``group`` is absent or did not match."""
+    normalize: str = "text"
+    """Normalizer name (see ``aau.fallbacks.normalize.NORMALIZERS``)."""
+
+
+class HeuristicPattern(_Strict):
+    """One regular expression that may find the answer."""
+
+    regex: str
+    """Python regex with named groups; matched case-insensitively."""
+    strength: float = Field(0.7, ge=0, le=1)
+    """How much a match of this pattern is trusted, before context."""
+
+
+class HeuristicFallback(FallbackSpec):
+    """Patterns, normalizers and a ranking: the last-resort path, no model needed."""
+
+    kind: Literal["heuristic"]
+    patterns: list[HeuristicPattern] = Field(min_length=1)
+    fields: dict[str, FieldMapping]
+    """Output field -> how a match fills it. Unmapped fields are null."""
+    keywords: list[str] | dict[str, float] = []
+    """Context words (``total``, ``due``…) that make a nearby match rank higher; as a mapping,
+    each word's own bonus (``{total: 0.35, price: 0.1}``), else 0.25 each."""
+    window: int = Field(48, ge=0, le=1000)
+    """How many characters before a match are searched for keywords."""
+    prefer: Literal["first", "last"] = "first"
+    """Among equally ranked matches, the earliest or the latest in the text."""
+    confidence: float = Field(0.55, ge=0, le=1)
+    """Prior confidence of a matched answer (scaled by pattern strength and context)."""
+    no_match_confidence: float = Field(0.35, ge=0, le=1)
+    """Confidence of the all-null answer when nothing matches."""
+
+    def check(self, unit: UnitSpec) -> Iterator[Issue]:
+        """Load-time problems: patterns that do not compile, unknown fields, groups, normalizers."""
+        groups: set[str] = set()
+        all_compiled = True
+        for p_index, pattern in enumerate(self.patterns):
+            try:
+                groups |= set(re.compile(pattern.regex).groupindex)
+            except re.error as exc:
+                all_compiled = False
+                yield ("patterns", p_index, "regex"), f"invalid regex: {exc}", "S031"
+        properties = unit.output.get("properties", {})
+        for field, mapping in self.fields.items():
+            loc: tuple[str | int, ...] = ("fields", field)
+            if field not in properties:
+                yield (
+                    loc,
+                    f"field {field!r} is not in the output schema. "
+                    f"Available: {', '.join(properties)}",
+                    "S032",
+                )
+            if mapping.group and all_compiled and mapping.group not in groups:
+                yield (*loc, "group"), f"no pattern has a group named {mapping.group!r}", "S033"
+            if mapping.normalize not in NORMALIZERS:
+                yield (
+                    (*loc, "normalize"),
+                    f"unknown normalizer {mapping.normalize!r}. "
+                    f"Available: {', '.join(NORMALIZERS.names())}",
+                    "S034",
+                )
+
+    def build(self, unit: UnitSpec) -> HeuristicPath:
+        """The live path: patterns compiled once."""
+        return HeuristicPath(self, unit)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +149,7 @@ class HeuristicPath:
                 spans: dict[str, tuple[int, int]] = {}
                 for field, mapping in self.spec.fields.items():
                     raw = match.groupdict().get(mapping.group) if mapping.group else None
-                    if raw is None:
+                    if raw is None or mapping.group is None:
                         output[field] = mapping.value
                         continue
                     output[field] = self._normalizers[field](raw)
@@ -119,6 +199,3 @@ def _bind_locale(name: str, locale: dict[str, Any]) -> Any:
     if name.startswith("grammar:"):  # grammar normalizers read ambiguous values by the locale
         return lambda text: function(text, **locale)
     return function
-
-
-register_fallback("heuristic", HeuristicFallback, HeuristicPath)

@@ -13,7 +13,10 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any
 
-__all__ = ["NORMALIZERS", "currency_markers", "is_normalizer", "normalize"]
+from aau.grammars import AmbiguousValue, GrammarNotFound, InvalidValue, load_grammar
+from aau.registry import Registry
+
+__all__ = ["NORMALIZERS", "currency_markers", "normalize"]
 
 # Symbols that name one currency in practice. "$" alone is read as USD and "¥" as JPY: the
 # common reading in the documents units see; a unit that needs otherwise maps it in its prompt.
@@ -108,35 +111,10 @@ def normalize_text(text: str) -> str | None:
     return cleaned or None
 
 
-class _Normalizers(dict[str, Callable[..., Any]]):
-    """The named normalizers, plus ``grammar:<name>[.<key>]`` for every field-format grammar.
-
-    A grammar normalizer parses the text with the ANTLR grammar and returns its canonical value
-    (``grammar:date`` -> ``"2024-03-14"``; ``grammar:money_amount.amount`` -> 1250.0). It takes the
-    unit's locale as keyword options (``date_order``, ``decimal``); a value that is ambiguous
-    without them, or does not parse, normalizes to None, so the path skips it rather than guess.
-    """
-
-    def __contains__(self, name: object) -> bool:
-        if super().__contains__(name):
-            return True
-        return isinstance(name, str) and _grammar_normalizer(name) is not None
-
-    def __getitem__(self, name: str) -> Callable[..., Any]:
-        if super().__contains__(name):
-            return super().__getitem__(name)
-        function = _grammar_normalizer(name)
-        if function is None:
-            raise KeyError(name)
-        return function
-
-
 @cache
 def _grammar_normalizer(name: str) -> Callable[..., Any] | None:
     if not name.startswith("grammar:"):
         return None
-    from aau.grammars import AmbiguousValue, GrammarNotFound, InvalidValue, load_grammar
-
     grammar_name, _, key = name.removeprefix("grammar:").partition(".")
     try:
         grammar = load_grammar(grammar_name)
@@ -158,31 +136,31 @@ def _grammar_normalizer(name: str) -> Callable[..., Any] | None:
     return normalize_with_grammar
 
 
-NORMALIZERS: dict[str, Callable[..., Any]] = _Normalizers(
-    {
-        "amount": normalize_amount,
-        "currency": normalize_currency,
-        "date": normalize_date,
-        "date_mdy": lambda text: normalize_date(text, order="MDY"),
-        "number": normalize_number,
-        "text": normalize_text,
-        "unit": normalize_unit,
-    }
+NORMALIZERS: Registry[Callable[..., Any]] = Registry(
+    "normalizer", "aau.normalizers", resolve=_grammar_normalizer
 )
-"""Normalizer name -> function, as named by ``normalize:`` in unit files."""
+"""Normalizer name -> function, as named by ``normalize:`` in unit files.
 
-
-def is_normalizer(name: str) -> bool:
-    """Whether ``name`` names a normalizer (built-in or ``grammar:<name>``)."""
-    return name in NORMALIZERS
+Besides the built-ins below, ``grammar:<name>[.<key>]`` names the normalizer of every
+field-format grammar: it parses the text with the ANTLR grammar and returns its canonical value
+(``grammar:date`` -> ``"2024-03-14"``; ``grammar:money_amount.amount`` -> 1250.0). It takes the
+unit's locale as keyword options (``date_order``, ``decimal``); a value that is ambiguous without
+them, or does not parse, normalizes to None, so the path skips it rather than guess. Other
+packages add normalizers through the ``aau.normalizers`` entry-point group: a function from the
+matched text to the value (or None).
+"""
+for _name, _function in {
+    "amount": normalize_amount,
+    "currency": normalize_currency,
+    "date": normalize_date,
+    "date_mdy": lambda text: normalize_date(text, order="MDY"),
+    "number": normalize_number,
+    "text": normalize_text,
+    "unit": normalize_unit,
+}.items():
+    NORMALIZERS.add(_name, _function)
 
 
 def normalize(name: str, text: str) -> Any:
-    """Apply the normalizer ``name``; ``KeyError`` lists the known names."""
-    try:
-        function = NORMALIZERS[name]
-    except KeyError:
-        raise KeyError(
-            f"unknown normalizer {name!r}. Available: {', '.join(sorted(NORMALIZERS))}"
-        ) from None
-    return function(text)
+    """Apply the normalizer ``name``; ``UnknownName`` lists the known names."""
+    return NORMALIZERS.get(name)(text)

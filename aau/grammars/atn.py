@@ -142,7 +142,7 @@ class _Walker:
         return seq(items)
 
     def _block(self, start: ATNState) -> Node:
-        end = start.endState  # type: ignore[attr-defined]  # every block start state has one
+        end = start.endState  # every block start state has one
         return alt([self._walk(t.target, end) for t in start.transitions])
 
     def _step(self, transition: Transition) -> tuple[ATNState, Node | None]:

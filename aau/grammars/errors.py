@@ -28,7 +28,7 @@ class GrammarNotFound(SpecError):
         super().__init__(
             f"Unknown grammar {name!r}. Available: {', '.join(available) or '(none)'}.",
             field="grammar",
-            code="S301",
+            check="S301",
         )
         self.name, self.available = name, tuple(available)
 
@@ -41,7 +41,7 @@ class GrammarBuildError(SpecError):
     def __init__(self, messages: Sequence[str]) -> None:
         self.messages = tuple(messages)
         super().__init__(
-            "ANTLR could not build the grammars:\n" + "\n".join(self.messages), code="S302"
+            "ANTLR could not build the grammars:\n" + "\n".join(self.messages), check="S302"
         )
 
 

@@ -4,8 +4,11 @@ A grammar lives as a generated package ``<dir>/<name>/`` holding ``<name>Lexer.p
 ``<name>Parser.py`` (and the manifest ``__init__.py`` that ``python -m aau.grammars.build``
 writes). The shipped grammars are in ``aau/_generated/``; callers add folders of their own with
 ``search_dirs``, built with ``python -m aau.grammars.build --src THEIR_G4_DIR --out DIR``.
-Search folders come first, so a caller's grammar may shadow a shipped one of the same name; only
-shipped grammars get the shipped normalizers.
+Search folders come first, so a caller's grammar may shadow a shipped one of the same name.
+Other packages ship grammars through the ``aau.grammars`` entry-point group (``GRAMMARS``),
+naming a generated package (``mygrammar = "mypkg.grammars.mygrammar"``); those come after the
+shipped ones. Shipped and registered grammars get the normalizer registered under their name
+(``aau.grammars.normalizers``); a grammar from a search folder gets none.
 """
 
 from __future__ import annotations
@@ -23,8 +26,12 @@ from types import ModuleType
 from aau.grammars.errors import GrammarNotFound
 from aau.grammars.grammar import Grammar
 from aau.grammars.normalizers import get_normalizer
+from aau.registry import Registry
 
-__all__ = ["BUILTIN_DIR", "available_grammars", "load_grammar"]
+__all__ = ["BUILTIN_DIR", "GRAMMARS", "available_grammars", "load_grammar"]
+
+GRAMMARS: Registry[ModuleType] = Registry("grammar", "aau.grammars")
+"""Generated grammar packages other packages ship, by grammar name."""
 
 BUILTIN_DIR = Path(__file__).resolve().parents[1] / "_generated"
 _BUILTIN_PACKAGE = "aau._generated"
@@ -44,7 +51,7 @@ def available_grammars(search_dirs: Iterable[str | Path] = ()) -> list[str]:
     names = {
         p.name for d in _dirs(search_dirs) if d.is_dir() for p in d.iterdir() if _is_package(p)
     }
-    return sorted(names)
+    return sorted(names | set(GRAMMARS.names()))
 
 
 def load_grammar(name: str, search_dirs: Iterable[str | Path] = ()) -> Grammar:
@@ -64,13 +71,10 @@ def _load(name: str, search_dirs: tuple[str, ...]) -> Grammar:
             continue
         is_builtin = folder == BUILTIN_DIR
         package = _import_package(package_dir, is_builtin)
-        lexer = getattr(importlib.import_module(f"{package.__name__}.{name}Lexer"), f"{name}Lexer")
-        parser = getattr(
-            importlib.import_module(f"{package.__name__}.{name}Parser"), f"{name}Parser"
-        )
-        start_rule = getattr(package, "START_RULE", parser.ruleNames[0])
-        normalizer = get_normalizer(name) if is_builtin else None
-        return Grammar(name, lexer, parser, start_rule, package_dir, normalizer)
+        return _grammar(name, package, package_dir, is_normalized=is_builtin)
+    registered = GRAMMARS.find(name)
+    if registered is not None and registered.__file__ is not None:
+        return _grammar(name, registered, Path(registered.__file__).parent, is_normalized=True)
     error = GrammarNotFound(name, available_grammars(search_dirs))
     stray = [str(Path(d) / f"{name}.g4") for d in search_dirs if (Path(d) / f"{name}.g4").is_file()]
     if stray:
@@ -79,6 +83,15 @@ def _load(name: str, search_dirs: tuple[str, ...]) -> Grammar:
             f"--src {Path(stray[0]).parent} --out {Path(stray[0]).parent}"
         )
     raise error
+
+
+def _grammar(name: str, package: ModuleType, package_dir: Path, *, is_normalized: bool) -> Grammar:
+    """The grammar of an imported generated package (its normalizer if ``is_normalized``)."""
+    lexer = getattr(importlib.import_module(f"{package.__name__}.{name}Lexer"), f"{name}Lexer")
+    parser = getattr(importlib.import_module(f"{package.__name__}.{name}Parser"), f"{name}Parser")
+    start_rule = getattr(package, "START_RULE", parser.ruleNames[0])
+    normalizer = get_normalizer(name) if is_normalized else None
+    return Grammar(name, lexer, parser, start_rule, package_dir, normalizer)
 
 
 def _import_package(package_dir: Path, is_builtin: bool) -> ModuleType:

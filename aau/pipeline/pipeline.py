@@ -16,16 +16,16 @@ from typing import TYPE_CHECKING
 from aau.engines.base import Engine
 from aau.engines.registry import EngineConfig, build_engine
 from aau.errors import AAUError, InputError, TermDictionaryError
+from aau.ingest import Document
 from aau.pipeline.results import PipelineResult
 from aau.prompts.render import Layout
 from aau.results import Source, UnitError, UnitResult, zero_timings
 from aau.runner.runner import UnitRunner
 from aau.spec.model import UnitSpec
+from aau.terms import TermSet, TermStore
 
 if TYPE_CHECKING:
     from aau.calibration import Calibrator
-    from aau.ingest import Document
-    from aau.terms import TermSet, TermStore
 
 __all__ = ["Pipeline", "load_unit", "run"]
 
@@ -102,10 +102,8 @@ class Pipeline:
         if self._terms is False:
             return None
         if self._terms is None or self._terms is True:
-            from aau.terms import TermStore
-
             self._terms = TermStore()
-        return self._terms  # type: ignore[return-value]
+        return self._terms
 
     def term_set(self, tenant: str | None = None) -> TermSet | None:
         """The live term set of ``tenant`` (None: the shipped dictionaries), if terms are on."""
@@ -190,8 +188,6 @@ def _calibrator(choice: Calibrator | str | Path | None | bool) -> Calibrator | N
 
 
 def _native(text: str) -> Document | None:
-    from aau.ingest import Document
-
     try:
         return Document.from_text(text)
     except InputError:  # empty text: the run refuses it itself

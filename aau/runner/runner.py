@@ -5,9 +5,12 @@ runs many inputs. For each input it walks the chart: it does the current state's
 the outcome, and sends the event that outcome names. Whatever happens inside — a model timeout,
 invalid JSON, a broken fallback — ends as a ``UnitResult``; nothing escapes to sibling units.
 
-Selection: the first path whose confidence reaches ``policy.threshold`` is accepted; when none
-does, the most confident schema-valid answer is delivered; when no path produced a valid answer,
-the run fails with ``fallbacks_exhausted`` (or the single path's own error code).
+Each state's work is one method, named in the runner's ``{state: handler}`` table; the chart
+(``aau.fsm``) only says where the event a handler returns leads. Selection is the one rule of
+``aau.answers.select``: the first path whose confidence reaches ``policy.threshold`` is
+accepted; when none does, the most confident schema-valid answer is delivered; when no path
+produced a valid answer, the run fails with ``fallbacks_exhausted`` (or the single path's own
+error code).
 
 With a calibrator, a path is scored only once every other path has had its say: before the first
 scoring the fallbacks not yet tried run as witnesses (milliseconds each), and whether the scored
@@ -19,19 +22,21 @@ which answers agreed.
 from __future__ import annotations
 
 import asyncio
-import copy
 import dataclasses
+import inspect
 import json
 import math
 import time
 import unicodedata
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import jsonschema
 
-from aau.answers import FallbackPath, PathAnswer, PathContext
-from aau.decoding.json_schema import bound_schema
+from aau.answers import Candidate, FallbackPath, PathAnswer, PathContext, select
+from aau.calibration import Calibrator, PathEvidence
+from aau.calibration.features import output_normalizers, same_output
 from aau.engines.base import Engine, Generation, GenerationRequest
 from aau.errors import (
     AAUError,
@@ -43,18 +48,16 @@ from aau.errors import (
     UngroundedOutput,
     ValidationFailed,
 )
-from aau.fallbacks.registry import build_fallback
-from aau.fsm.machine import RunMachine
-from aau.grammars import load_grammar
+from aau.fsm.machine import FINAL_STATES, STATES, RunMachine
 from aau.prompts.render import Layout, render_messages
 from aau.results import Attempt, TraceStep, UnitError, UnitResult, zero_timings
 from aau.runner.grounding import ground_output
+from aau.spec.decoding_schema import decoding_schema, field_grammars
 from aau.spec.model import UnitSpec
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from aau.calibration import Calibrator
     from aau.ingest import Document
     from aau.terms import TermHit, TermSet
 
@@ -92,15 +95,6 @@ def check_text(text: str) -> None:
             f"{len(sample)}); pass a document path for PDFs and images",
             code="binary_input",
         )
-
-
-def _with_grammar_patterns(schema: dict[str, Any], grammars: dict[str, Any]) -> dict[str, Any]:
-    """The output schema with each regular grammar's regex as its field's ``pattern``."""
-    patched = copy.deepcopy(schema)
-    for name, grammar in grammars.items():
-        if grammar.regex is not None:
-            patched["properties"][name]["pattern"] = f"^({grammar.regex})$"
-    return patched
 
 
 def _detail(error: AAUError) -> str:
@@ -164,19 +158,27 @@ class UnitRunner:
         self.engine = engine
         self.calibrator = calibrator
         self.layout: Layout = layout
-        self.grammars = {name: load_grammar(f.grammar) for name, f in spec.fields.items()}
-        self.schema = bound_schema(
-            _with_grammar_patterns(spec.output, self.grammars),
-            max_string_length=spec.policy.max_string_length,
-        )
+        self.grammars = field_grammars(spec.fields)
+        # The schema `aau validate` compiled: grammar patterns added, strings bounded.
+        self.schema = decoding_schema(spec.output, self.grammars, spec.policy.max_string_length)
         self.validator = jsonschema.Draft202012Validator(spec.output)
-        self.fallbacks: list[FallbackPath] = [build_fallback(f, spec) for f in spec.fallbacks]
+        self.fallbacks: list[FallbackPath] = [f.build(spec) for f in spec.fallbacks]
         self.context = PathContext(unit_name=spec.name, output_schema=spec.output)
-        self.normalizers: dict[str, str] = {}
-        if calibrator is not None:  # imported here: aau.calibration loads torch
-            from aau.calibration.features import output_normalizers
-
-            self.normalizers = output_normalizers(spec)
+        self.normalizers = output_normalizers(spec) if calibrator is not None else {}
+        # An engine that reports no token log-probabilities gives the calibrator nothing to read
+        # in its generations: the model path is then scored on its other signals.
+        self._reads_generation = engine is not None and engine.capabilities.token_logprobs
+        self._work: dict[str, Callable[[_Run], str | Awaitable[str]]] = {
+            "received": self._received,
+            "prompting": self._prompting,
+            "decoding": self._decoding,
+            "validating": self._validating,
+            "scoring": self._scoring,
+            "falling_back": self._falling_back,
+            "accepted": self._accepted,
+        }
+        """The work of each non-final state; it returns the event to send."""
+        assert self._work.keys() == STATES - FINAL_STATES, "every state needs its work"
 
     # -- the work of each state -----------------------------------------------------------
 
@@ -209,7 +211,7 @@ class UnitRunner:
             max_new_tokens=self.spec.policy.max_new_tokens,
             deadline=time.monotonic() + self.spec.policy.timeout_s,
             key=self.spec.key,
-            terms=run.terms,
+            terms=run.terms if self.engine.capabilities.merges_terms else None,
             tenant=run.tenant,
         )
         try:
@@ -297,38 +299,46 @@ class UnitRunner:
             witnesses = [o for slot, o in run.outputs.items() if slot != run.cursor]
             # The path's own confidence becomes one signal among others; the calibrated
             # P(correct) is what the threshold, the attempts and the selection see.
-            embedder = getattr(self.calibrator, "embedder", None)  # a test double may have none
-            embedding_before = embedder.forward_ms if embedder is not None else 0.0
-            calibrated = self.calibrator.confidence(
+            evidence = PathEvidence(
                 run.path, run.answer, outcome="valid", text=run.text,
                 description=self.spec.description,
-                generation=run.generation if run.path == PRIMARY else None,
+                generation=run.generation if run.path == PRIMARY and self._reads_generation
+                else None,
                 document=run.document, witnesses=[output for _, output in witnesses],
                 normalizers=self.normalizers,
             )  # fmt: skip
-            if embedder is not None:  # the coherence model's forward passes, like model_ms
-                spent = embedder.forward_ms - embedding_before
-                run.timings["embed_ms"] = run.timings.get("embed_ms", 0.0) + spent
+            embedding_before = self.calibrator.embed_ms
+            calibrated = self.calibrator.confidence(evidence)
+            # The coherence model's forward passes are reported apart, like model_ms.
+            spent = self.calibrator.embed_ms - embedding_before
+            run.timings["embed_ms"] = run.timings.get("embed_ms", 0.0) + spent
             run.answer = dataclasses.replace(run.answer, confidence=calibrated)
             run.note = self._witness_note(run.answer.output, ran, witnesses)
         run.attempts.append(Attempt(run.path, round(run.answer.confidence, 4)))
         run.candidates.append((run.path, run.answer))
-        if run.answer.confidence >= self.spec.policy.threshold:
-            run.final = (run.path, run.answer)
+        run.final = self._selected(run, is_complete=False)
+        if run.final is not None:
             return "accept"
         if run.path == PRIMARY and "low_confidence" not in self.spec.policy.fallback_on:
-            run.final = (run.path, run.answer)
+            run.final = (run.path, run.answer)  # the policy keeps the model's answer as it is
             return "accept"
         return "fall_back"
+
+    def _selected(self, run: _Run, *, is_complete: bool) -> tuple[str, PathAnswer] | None:
+        """The answer the selection rule picks among those scored so far (see ``select``)."""
+        index = select(
+            [Candidate(path, answer.confidence) for path, answer in run.candidates],
+            self.spec.policy.threshold,
+            is_complete=is_complete,
+        )
+        return None if index is None else run.candidates[index]
 
     def _falling_back(self, run: _Run) -> str:
         run.cursor += 1
         run.answer = None
         if run.cursor >= len(self.fallbacks):
-            if run.candidates:  # nobody reached the threshold: the most confident valid answer
-                run.final = max(run.candidates, key=lambda c: c[1].confidence)
-                return "accept"
-            return "fail"
+            run.final = self._selected(run, is_complete=True)
+            return "accept" if run.final is not None else "fail"
         run.path = self.fallbacks[run.cursor].name
         result = run.witnessed.pop(run.cursor, None)  # it ran already, as a witness
         if result is None:
@@ -372,8 +382,6 @@ class UnitRunner:
         self, output: dict[str, Any], ran: list[str], witnesses: list[tuple[str, dict[str, Any]]]
     ) -> str:
         """The trace's account of a scoring: the witnesses it ran, and who agreed."""
-        from aau.calibration.features import same_output
-
         agreed = [name for name, other in witnesses if same_output(output, other, self.normalizers)]
         parts = [f"ran witnesses {', '.join(ran)}"] if ran else []
         if witnesses:
@@ -385,9 +393,9 @@ class UnitRunner:
 
     def _accepted(self, run: _Run) -> str:
         # A custom flow may route here without the default chain's selection (e.g. accepting
-        # weak answers): deliver the most confident valid answer seen, else fail.
-        if run.final is None and run.candidates:
-            run.final = max(run.candidates, key=lambda c: c[1].confidence)
+        # weak answers): the selection rule over every answer seen decides, else fail.
+        if run.final is None:
+            run.final = self._selected(run, is_complete=True)
         return "finish" if run.final is not None else "fail"
 
     def _route_failure(self, code: str) -> str:
@@ -419,12 +427,8 @@ class UnitRunner:
         while not machine.is_final:
             state = machine.state
             errors_before = len(run.errors)
-            if state == "decoding":
-                event = await self._decoding(run)
-            elif state == "accepted":
-                event = self._accepted(run)
-            else:
-                event = getattr(self, f"_{state}")(run)
+            outcome = self._work[state](run)
+            event = await outcome if inspect.isawaitable(outcome) else outcome
             if not machine.can(event) and event != "fail" and machine.can("fail"):
                 event = "fail"  # a custom flow without this route ends the run cleanly
             try:
@@ -447,7 +451,7 @@ class UnitRunner:
     def _result(self, run: _Run) -> UnitResult:
         timings = {k: round(v, 3) for k, v in {**zero_timings(), **run.timings}.items()}
         timings["total_ms"] = run.ms()
-        common = {
+        common: dict[str, Any] = {
             "unit": self.spec.name,
             "version": self.spec.version,
             "timings": timings,

@@ -60,10 +60,10 @@ def read_yaml(text: str, *, source: str = "<string>") -> tuple[Any, LineMap]:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
         raise SpecError(
-            f"not valid YAML: {exc.problem}", file=source, line=line, code="S001"
+            f"not valid YAML: {exc.problem}", file=source, line=line, check="S001"
         ) from None
     except yaml.YAMLError as exc:
-        raise SpecError(f"not valid YAML: {exc}", file=source, code="S001") from None
+        raise SpecError(f"not valid YAML: {exc}", file=source, check="S001") from None
     lines: LineMap = {}
     if node is not None:
         _walk(node, (), lines)
@@ -79,17 +79,17 @@ def read_yaml_file(path: Path) -> tuple[Any, LineMap, str]:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        raise SpecError("file not found", file=str(path), code="S002") from None
+        raise SpecError("file not found", file=str(path), check="S002") from None
     except IsADirectoryError:
         raise SpecError(
-            "is a directory, expected a unit YAML file", file=str(path), code="S002"
+            "is a directory, expected a unit YAML file", file=str(path), check="S002"
         ) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise SpecError(
-            f"not UTF-8 text (byte {exc.start})", file=str(path), line=line, code="S003"
+            f"not UTF-8 text (byte {exc.start})", file=str(path), line=line, check="S003"
         ) from None
     data, lines = read_yaml(text, source=str(path))
     return data, lines, text

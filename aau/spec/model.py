@@ -4,153 +4,115 @@ A unit file declares what to extract (``output``, a JSON Schema), how to ask the
 (``prompt``), what to do when the model fails (``fallbacks``, in order) and when to accept an
 answer (``policy``). Everything that can be checked without running is checked here, so a broken
 unit fails at load with ``file:line: field: message`` instead of at 3 a.m. in a batch.
+
+The stand-alone sections (prompt, policy, field rules, locale) are ``aau.spec.sections``. The
+fallbacks are the one open part: ``FallbackSpec`` is their common base, each kind a subclass
+declared in the ``aau.fallbacks`` entry-point group (``FALLBACK_KINDS``) and defined in its own
+module above this layer. The checks (``check_unit``) yield ``(location, message, code)``; the
+first becomes a located ``SpecError``. Codes are stable (S0xx) so tools can group them.
 """
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Iterator
+from functools import cache, reduce
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
+import jinja2
+import jinja2.meta
+import jsonschema
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SerializeAsAny,
+    TypeAdapter,
     ValidationError,
     WithJsonSchema,
     field_validator,
 )
 
+from aau.answers import FallbackPath
+from aau.decoding.constraints import schema_compile_problem
+from aau.decoding.json_schema import json_path_to_loc, unsupported_keywords
 from aau.errors import SpecError
+from aau.fsm.machine import flow_problems
+from aau.grammars import GrammarNotFound, load_grammar
+from aau.registry import Registry
+from aau.spec.decoding_schema import decoding_schema, field_grammars
 from aau.spec.loader import LineMap, line_of, read_yaml, read_yaml_file
+from aau.spec.sections import FieldSpec, Locale, Policy, PromptSpec
 
 __all__ = [
-    "FewShotExample",
-    "FieldMapping",
-    "FieldSpec",
-    "HeuristicFallback",
-    "HeuristicPattern",
-    "Locale",
-    "Policy",
-    "PromptSpec",
+    "FALLBACK_KINDS",
+    "TEMPLATE_VARIABLES",
+    "FallbackSpec",
+    "Issue",
     "UnitSpec",
+    "check_unit",
+    "fallback_union",
 ]
 
 _NAME = r"^[a-z][a-z0-9_]{0,63}$"
-FallbackTrigger = Literal[
-    "invalid_output", "ungrounded_output", "low_confidence", "engine_unavailable",
-    "engine_timeout", "context_too_long", "constraint_not_honored",
-]  # fmt: skip
+
+
+Issue = tuple[tuple[str | int, ...], str, str]
+"""A load-time problem: its location in the unit file, the message and the check's code."""
+
+TEMPLATE_VARIABLES = frozenset({"text", "unit", "terms"})
+"""Variables a prompt template may use."""
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class FewShotExample(_Strict):
-    """One demonstration shown to the model before the real input."""
+class FallbackSpec(_Strict):
+    """A declared non-model path; each kind subclasses it in its own module.
 
-    input: str
-    """The example text, rendered through the same template as real inputs."""
-    output: dict[str, Any]
-    """The answer, which must be valid against the unit's output schema."""
+    A kind is one module (``aau.fallbacks.crf``, ``aau.fallbacks.heuristic``) holding its
+    subclass, with ``kind: Literal["<name>"]``, its load check and the live path it builds; it is
+    declared in the ``aau.fallbacks`` entry-point group (``FALLBACK_KINDS``), so unit files can
+    name it and ``UnitSpec.fallbacks`` is the union of every declared kind, discriminated by
+    ``kind``.
+    """
 
+    kind: str
 
-class PromptSpec(_Strict):
-    """How the model is asked."""
+    def check(self, unit: UnitSpec) -> Iterator[Issue]:
+        """Problems of this declaration within ``unit``, located relative to it; none here."""
+        return iter(())
 
-    system: str
-    """System message: the unit's instructions."""
-    template: str = "{{ text }}"
-    """Jinja2 template of the user message. Variables: ``text``, ``unit``."""
-    examples: list[FewShotExample] = []
-    """Few-shot examples, rendered as user/assistant turns before the input."""
+    def data_problems(self, unit: UnitSpec) -> list[SpecError]:
+        """Problems of the files this path reads (``aau validate``: slower than loading)."""
+        return []
 
-
-class FieldMapping(_Strict):
-    """How a heuristic match fills one output field."""
-
-    group: str | None = None
-    """Named regex group whose text fills the field."""
-    value: Any = None
-    """A constant, used when ``group`` is absent or did not match."""
-    normalize: str = "text"
-    """Normalizer name (see ``aau.fallbacks.normalize.NORMALIZERS``)."""
+    def build(self, unit: UnitSpec) -> FallbackPath:
+        """The live path of this declaration in ``unit``."""
+        raise NotImplementedError(f"fallback kind {self.kind!r} does not build a path")
 
 
-class HeuristicPattern(_Strict):
-    """One regular expression that may find the answer."""
-
-    regex: str
-    """Python regex with named groups; matched case-insensitively."""
-    strength: float = Field(0.7, ge=0, le=1)
-    """How much a match of this pattern is trusted, before context."""
+FALLBACK_KINDS: Registry[type[FallbackSpec]] = Registry("fallback kind", "aau.fallbacks")
+"""Fallback kinds by the ``kind`` unit files give."""
 
 
-class HeuristicFallback(_Strict):
-    """Patterns, normalizers and a ranking: the last-resort path, no model needed."""
-
-    kind: Literal["heuristic"]
-    patterns: list[HeuristicPattern] = Field(min_length=1)
-    fields: dict[str, FieldMapping]
-    """Output field -> how a match fills it. Unmapped fields are null."""
-    keywords: list[str] | dict[str, float] = []
-    """Context words (``total``, ``due``…) that make a nearby match rank higher; as a mapping,
-    each word's own bonus (``{total: 0.35, price: 0.1}``), else 0.25 each."""
-    window: int = Field(48, ge=0, le=1000)
-    """How many characters before a match are searched for keywords."""
-    prefer: Literal["first", "last"] = "first"
-    """Among equally ranked matches, the earliest or the latest in the text."""
-    confidence: float = Field(0.55, ge=0, le=1)
-    """Prior confidence of a matched answer (scaled by pattern strength and context)."""
-    no_match_confidence: float = Field(0.35, ge=0, le=1)
-    """Confidence of the all-null answer when nothing matches."""
+def fallback_union() -> Any:
+    """The discriminated union of every registered fallback kind (for validation and schema)."""
+    kinds = tuple(spec for _, spec in FALLBACK_KINDS.items())
+    return _union_of(kinds)
 
 
-class FieldSpec(_Strict):
-    """Extra rules for one output field."""
-
-    grammar: str
-    """A field-format grammar (``grammars/<name>.g4``): the model's value is constrained by its
-    pattern when the grammar is regular, and every path's value must parse."""
+@cache
+def _union_of(kinds: tuple[type[FallbackSpec], ...]) -> Any:
+    union = reduce(operator.or_, kinds) if len(kinds) > 1 else kinds[0]
+    return Annotated[union, Field(discriminator="kind")]
 
 
-class Locale(_Strict):
-    """How ambiguous written values are read (instead of guessing)."""
-
-    date_order: Literal["DMY", "MDY", "YMD"] | None = None
-    """Order of numeric dates such as ``03/04/2024``; None reports them as ambiguous."""
-    decimal: Literal[".", ","] | None = None
-    """Decimal separator of amounts such as ``1,250``; None reports them as ambiguous."""
-
-
-def _fallback_union() -> Any:
-    """The discriminated union of every fallback kind known to the package."""
-    from aau.fallbacks.registry import fallback_spec_types
-
-    return Annotated[fallback_spec_types(), Field(discriminator="kind")]
-
-
-class Policy(_Strict):
-    """When an answer is accepted and how much the model may spend."""
-
-    threshold: float = Field(0.5, ge=0, le=1)
-    """Accept the first path whose confidence reaches this."""
-    timeout_s: float = Field(60.0, gt=0)
-    """Wall-clock limit of the model path (queue and generation)."""
-    max_new_tokens: int = Field(96, ge=8, le=4096)
-    """Token budget of one generation."""
-    max_field_distance: int | None = Field(80, ge=0)
-    """The model's fields must be found within this many characters of each other (one place in
-    the text, not a value here and a unit there); None turns the check off."""
-    max_string_length: int = Field(128, ge=1, le=4096)
-    """``maxLength`` added to output strings that declare none, so a weak model cannot ramble."""
-    require_grounding: bool = True
-    """The model's values must be found in the text (not copied from the few-shot examples)."""
-    fallback_on: list[FallbackTrigger] = [
-        "invalid_output", "ungrounded_output", "low_confidence", "engine_unavailable",
-        "engine_timeout", "context_too_long", "constraint_not_honored",
-    ]  # fmt: skip
-    """Which primary-path outcomes move the run to the fallbacks."""
+@cache
+def _fallbacks_adapter(union: Any) -> TypeAdapter[list[FallbackSpec]]:
+    return TypeAdapter(list[union])
 
 
 class UnitSpec(_Strict):
@@ -167,8 +129,8 @@ class UnitSpec(_Strict):
     output: dict[str, Any]
     """JSON Schema (an object) of the unit's answer."""
     prompt: PromptSpec
-    fallbacks: list[Any] = []
-    """Ordered non-model paths (``crf``, ``heuristic``)."""
+    fallbacks: list[SerializeAsAny[FallbackSpec]] = []
+    """Ordered non-model paths (``crf``, ``heuristic``, any registered kind)."""
     policy: Policy = Policy()
     fields: dict[str, FieldSpec] = {}
     """Per output field: the grammar its value must follow."""
@@ -186,9 +148,7 @@ class UnitSpec(_Strict):
     @field_validator("fallbacks", mode="before")
     @classmethod
     def _typed_fallbacks(cls, value: Any) -> Any:
-        from pydantic import TypeAdapter
-
-        return TypeAdapter(list[_fallback_union()]).validate_python(value)
+        return _fallbacks_adapter(fallback_union()).validate_python(value)
 
     @property
     def key(self) -> str:
@@ -212,21 +172,19 @@ class UnitSpec(_Strict):
         if not isinstance(data, dict):
             raise SpecError(
                 f"a unit file must be a mapping, got {type(data).__name__}", file=where,
-                line=1, code="S004",
+                line=1, check="S004",
             )  # fmt: skip
         try:
             spec = cls.model_validate({**data, "source": source})
         except ValidationError as exc:
             raise _spec_error_from(exc, where, lines) from None
-        from aau.spec.checks import check_unit
-
-        for loc, message, code in check_unit(spec):
+        for loc, message, check in check_unit(spec):
             raise SpecError(message, file=where, line=line_of(lines, loc), field=_dotted(loc),
-                            code=code)  # fmt: skip
+                            check=check)  # fmt: skip
         if source is not None and spec.name != source.stem:
             raise SpecError(
                 f"name {spec.name!r} differs from the file stem {source.stem!r}; rename one",
-                file=where, line=line_of(lines, ("name",)), field="name", code="S005",
+                file=where, line=line_of(lines, ("name",)), field="name", check="S005",
             )  # fmt: skip
         return spec
 
@@ -257,7 +215,8 @@ def _spec_error_from(exc: ValidationError, where: str, lines: LineMap) -> SpecEr
 
     def clean(loc: tuple[Any, ...]) -> tuple[str | int, ...]:
         # Discriminated unions add the tag ('heuristic') to the location; drop it.
-        return tuple(p for p in loc if not (isinstance(p, str) and p in {"heuristic", "crf"}))
+        tags = set(FALLBACK_KINDS.names())
+        return tuple(p for p in loc if not (isinstance(p, str) and p in tags))
 
     def describe(err: Any) -> str:
         msg = err["msg"]
@@ -273,8 +232,139 @@ def _spec_error_from(exc: ValidationError, where: str, lines: LineMap) -> SpecEr
     first = errors[0]
     loc = clean(first["loc"])
     error = SpecError(describe(first), file=where, line=line_of(lines, loc), field=_dotted(loc),
-                      code="S010")  # fmt: skip
+                      check="S010")  # fmt: skip
     for other in errors[1:]:
         oloc = clean(other["loc"])
         error.add_note(f"{where}:{line_of(lines, oloc)}: {_dotted(oloc)}: {describe(other)}")
     return error
+
+
+# -- load-time checks: what pydantic's field types cannot express ------------------------
+
+
+def _check_output_schema(spec: UnitSpec) -> Iterator[Issue]:
+    schema = spec.output
+    try:
+        jsonschema.Draft202012Validator.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        yield ("output", *exc.path), f"not a valid JSON Schema: {exc.message}", "S011"
+        return
+    if schema.get("type") != "object" or not isinstance(schema.get("properties"), dict):
+        yield ("output",), "must be an object schema with properties (type: object)", "S012"
+        return
+    problems = list(unsupported_keywords(schema))
+    if not problems:
+        yield from _check_compiles(spec)
+    for path, keyword in problems:
+        loc: tuple[str | int, ...] = ("output", *json_path_to_loc(path))
+        yield (
+            (*loc, keyword),
+            f"JSON-Schema keyword {keyword!r} at {path} is not enforced by the constrained "
+            "decoder; remove it or express it with enforced keywords (type, enum, pattern, "
+            "minimum/maximum, maxLength…)",
+            "S013",
+        )
+
+
+def _check_compiles(spec: UnitSpec) -> Iterator[Issue]:
+    """The decoder can build a grammar from the schema it will decode: found at load, not at 3 a.m.
+
+    The schema is the run's own (``decoding_schema``: grammar patterns added, strings bounded).
+    """
+    try:
+        bounded = decoding_schema(
+            spec.output, field_grammars(spec.fields), spec.policy.max_string_length
+        )
+    except Exception:  # a missing or broken grammar: the field check names it (S038, S039)
+        return
+    problem = schema_compile_problem(bounded)  # the default backend, xgrammar
+    if problem is not None:
+        yield ("output",), f"the constrained decoder cannot compile this schema: {problem}", "S014"
+
+
+def _check_template(spec: UnitSpec) -> Iterator[Issue]:
+    env = jinja2.Environment(autoescape=False)  # noqa: S701  # prompts are not HTML
+    for field in ("system", "template"):
+        source = getattr(spec.prompt, field)
+        try:
+            parsed = env.parse(source)
+            env.from_string(source)  # compiling finds unknown filters and tests
+        except jinja2.TemplateSyntaxError as exc:
+            yield (
+                ("prompt", field),
+                f"template syntax error on its line {exc.lineno}: {exc.message}",
+                "S020",
+            )
+            continue
+        except jinja2.TemplateError as exc:
+            yield ("prompt", field), f"template error: {exc}", "S020"
+            continue
+        unknown = jinja2.meta.find_undeclared_variables(parsed) - TEMPLATE_VARIABLES
+        for name in sorted(unknown):
+            yield (
+                ("prompt", field),
+                f"unknown template variable {name!r}. "
+                f"Available: {', '.join(sorted(TEMPLATE_VARIABLES))}",
+                "S021",
+            )
+
+
+def _check_examples(spec: UnitSpec) -> Iterator[Issue]:
+    validator = jsonschema.Draft202012Validator(spec.output)
+    for index, example in enumerate(spec.prompt.examples):
+        error = jsonschema.exceptions.best_match(validator.iter_errors(example.output))
+        if error is not None:
+            where = "$" + "".join(f".{p}" for p in error.path)
+            yield (
+                ("prompt", "examples", index, "output"),
+                f"example output violates the output schema at {where}: {error.message}",
+                "S022",
+            )
+
+
+def _check_fields(spec: UnitSpec) -> Iterator[Issue]:
+    properties = spec.output.get("properties", {})
+    for name, field in spec.fields.items():
+        loc: tuple[str | int, ...] = ("fields", name)
+        prop = properties.get(name)
+        if prop is None:
+            yield (
+                loc,
+                f"field {name!r} is not in the output schema. Available: {', '.join(properties)}",
+                "S035",
+            )
+            continue
+        kinds = prop.get("type", [])
+        if "string" not in ([kinds] if isinstance(kinds, str) else kinds):
+            yield (
+                loc,
+                f"field {name!r} has a grammar but is not a string in the output schema",
+                "S036",
+            )
+        if "pattern" in prop:
+            yield loc, f"field {name!r} has both a grammar and a pattern; keep one", "S037"
+        try:
+            load_grammar(field.grammar)
+        except GrammarNotFound as exc:
+            yield (*loc, "grammar"), str(exc), "S038"
+        except Exception as exc:  # a generated parser that does not import is broken
+            yield (*loc, "grammar"), f"grammar {field.grammar!r} is broken: {exc}", "S039"
+
+
+def _check_flow(spec: UnitSpec) -> Iterator[Issue]:
+    if spec.flow is None:
+        return
+    for problem in flow_problems(spec.flow):
+        yield ("flow",), problem, "S040"
+
+
+def check_unit(spec: UnitSpec) -> Iterator[Issue]:
+    """Every problem of ``spec``, in file order."""
+    yield from _check_output_schema(spec)
+    yield from _check_template(spec)
+    yield from _check_examples(spec)
+    for index, fallback in enumerate(spec.fallbacks):  # each kind checks its own declaration
+        for loc, message, code in fallback.check(spec):
+            yield ("fallbacks", index, *loc), message, code
+    yield from _check_fields(spec)
+    yield from _check_flow(spec)

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import create_model
 
-from aau.spec.model import UnitSpec, _fallback_union
+from aau.spec.model import UnitSpec, fallback_union
 
 __all__ = ["PACKAGED_SCHEMA", "unit_file_schema", "unit_file_schema_text"]
 
@@ -23,13 +23,10 @@ PACKAGED_SCHEMA = Path(__file__).with_name("unit.schema.json")
 
 def unit_file_schema() -> dict[str, Any]:
     """The JSON Schema of a unit file, with every registered fallback kind."""
-    # ``UnitSpec.fallbacks`` is typed loosely so that kinds can register late; the published
-    # schema spells out the discriminated union of the kinds known now.
-    model = create_model(
-        "UnitFile",
-        __base__=UnitSpec,
-        fallbacks=(list[_fallback_union()], []),  # type: ignore[valid-type]  # built at run time
-    )
+    # ``UnitSpec.fallbacks`` holds the kinds' common base, validated through the registry; the
+    # published schema spells out the discriminated union of the kinds registered now.
+    fallbacks: Any = list[fallback_union()]  # type: ignore[misc]  # a union built at run time
+    model = create_model("UnitFile", __base__=UnitSpec, fallbacks=(fallbacks, []))
     schema = model.model_json_schema(mode="validation")
     schema["properties"].pop("source", None)
     schema["title"] = "AAU unit"

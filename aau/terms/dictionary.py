@@ -21,9 +21,10 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from aau.errors import SpecError, TermDictionaryError
+from aau.spec.loader import line_of, read_yaml
 
 __all__ = [
     "MAX_DICTIONARY_BYTES",
@@ -163,15 +164,17 @@ def read_dictionary_bytes(path: Path) -> bytes:
                 f"{size / 2**20:.0f} MB is over the {MAX_DICTIONARY_BYTES // 2**20} MB limit "
                 "for one dictionary; split it",
                 file=where,
-                code="T004",
+                check="T004",
             )
         return path.read_bytes()
     except FileNotFoundError:
-        raise TermDictionaryError("file not found", file=where, code="T001") from None
+        raise TermDictionaryError("file not found", file=where, check="T001") from None
     except IsADirectoryError:
-        raise TermDictionaryError("is a directory, not a file", file=where, code="T001") from None
+        raise TermDictionaryError("is a directory, not a file", file=where, check="T001") from None
     except OSError as exc:
-        raise TermDictionaryError(f"cannot read: {exc.strerror}", file=where, code="T001") from None
+        raise TermDictionaryError(
+            f"cannot read: {exc.strerror}", file=where, check="T001"
+        ) from None
 
 
 def parse_dictionary(
@@ -186,7 +189,7 @@ def parse_dictionary(
         raise TermDictionaryError(
             f"unsupported format {fmt or '(no extension)'!r}: use .tsv, .csv or .yaml",
             file=file,
-            code="T005",
+            check="T005",
         )
     text = _decode(data, file) if isinstance(data, bytes) else data
     sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -200,16 +203,16 @@ def parse_dictionary(
             f"dictionary name {dict_name!r} must be letters, digits, '_', '.' or '-' (at most 64)",
             file=file,
             field="name",
-            code="T006",
+            check="T006",
         )
     default_lang = metadata.get("lang", "und")
     if default_lang != "und" and not _LANG.match(default_lang):
         raise TermDictionaryError(
-            f"{default_lang!r} is not a BCP-47 language tag", file=file, field="lang", code="T015"
+            f"{default_lang!r} is not a BCP-47 language tag", file=file, field="lang", check="T015"
         )
     terms = tuple(_check_rows(rows, file, default_lang))
     if not terms:
-        raise TermDictionaryError("the dictionary holds no terms", file=file, code="T003")
+        raise TermDictionaryError("the dictionary holds no terms", file=file, check="T003")
     return TermDictionary(
         name=dict_name,
         terms=terms,
@@ -227,14 +230,14 @@ def _decode(data: bytes, file: str) -> str:
         raise TermDictionaryError(
             f"{len(data) / 2**20:.0f} MB is over the {MAX_DICTIONARY_BYTES // 2**20} MB limit",
             file=file,
-            code="T004",
+            check="T004",
         )
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise TermDictionaryError(
             "a UTF-16 file (as Excel's 'Unicode Text' saves); save it as UTF-8",
             file=file,
             line=1,
-            code="T002",
+            check="T002",
         )
     try:
         return data.decode("utf-8-sig")
@@ -245,7 +248,7 @@ def _decode(data: bytes, file: str) -> str:
             "save the file as UTF-8",
             file=file,
             line=line,
-            code="T002",
+            check="T002",
         ) from None
 
 
@@ -263,14 +266,14 @@ def _table_rows(text: str, file: str, delimiter: str) -> tuple[dict[str, str], l
             metadata[key.strip().lower()] = value.strip()
         first += 1
     if first == len(lines):
-        raise TermDictionaryError("no header row and no terms", file=file, code="T003")
-    quoting = csv.QUOTE_NONE if delimiter == "\t" else csv.QUOTE_MINIMAL
+        raise TermDictionaryError("no header row and no terms", file=file, check="T003")
+    quoting: Literal[0, 1, 2, 3] = csv.QUOTE_NONE if delimiter == "\t" else csv.QUOTE_MINIMAL
     reader = csv.reader(io.StringIO("\n".join(lines[first:])), delimiter=delimiter,
                         quoting=quoting, strict=True)  # fmt: skip
     try:
         header = [column.strip().lower() for column in next(reader)]
     except csv.Error as exc:
-        raise TermDictionaryError(str(exc), file=file, line=first + 1, code="T006") from None
+        raise TermDictionaryError(str(exc), file=file, line=first + 1, check="T006") from None
     repeated = sorted({column for column in header if header.count(column) > 1})
     if repeated:
         raise TermDictionaryError(
@@ -278,7 +281,7 @@ def _table_rows(text: str, file: str, delimiter: str) -> tuple[dict[str, str], l
             file=file,
             line=first + 1,
             field="header",
-            code="T006",
+            check="T006",
         )
     missing = [column for column in _REQUIRED if column not in header]
     unknown = [column for column in header if column not in _COLUMNS]
@@ -291,7 +294,7 @@ def _table_rows(text: str, file: str, delimiter: str) -> tuple[dict[str, str], l
             file=file,
             line=first + 1,
             field="header",
-            code="T006",
+            check="T006",
         )
     rows: list[_Row] = []
     try:
@@ -304,7 +307,7 @@ def _table_rows(text: str, file: str, delimiter: str) -> tuple[dict[str, str], l
                     f"{len(values)} fields where the header has {len(header)}",
                     file=file,
                     line=line,
-                    code="T006",
+                    check="T006",
                 )
             row: dict[str, Any] = dict(zip(header, values, strict=False))
             aliases = row.get("aliases") or ""
@@ -315,29 +318,27 @@ def _table_rows(text: str, file: str, delimiter: str) -> tuple[dict[str, str], l
                     f"more than {MAX_TERMS:,} terms; split the dictionary",
                     file=file,
                     line=line,
-                    code="T004",
+                    check="T004",
                 )
     except csv.Error as exc:
         raise TermDictionaryError(
-            str(exc), file=file, line=first + reader.line_num, code="T006"
+            str(exc), file=file, line=first + reader.line_num, check="T006"
         ) from None
     return metadata, rows
 
 
 def _yaml_rows(text: str, file: str) -> tuple[dict[str, str], list[_Row]]:
-    from aau.spec.loader import line_of, read_yaml
-
     try:
         data, lines = read_yaml(text, source=file)
     except SpecError as exc:
-        raise TermDictionaryError(exc.message, file=file, line=exc.line, code="T006") from None
+        raise TermDictionaryError(exc.message, file=file, line=exc.line, check="T006") from None
     if not isinstance(data, dict) or not isinstance(data.get("terms"), list):
         raise TermDictionaryError(
             "a YAML dictionary is a mapping with a list under 'terms'",
             file=file,
             line=1,
             field="terms",
-            code="T006",
+            check="T006",
         )
     metadata = {str(k).lower(): str(v) for k, v in data.items() if k != "terms" and v is not None}
     rows: list[_Row] = []
@@ -349,7 +350,7 @@ def _yaml_rows(text: str, file: str) -> tuple[dict[str, str], list[_Row]]:
                 file=file,
                 line=line,
                 field=f"terms[{index}]",
-                code="T006",
+                check="T006",
             )
         unknown = [str(k) for k in item if k not in _COLUMNS]
         if unknown:
@@ -358,7 +359,7 @@ def _yaml_rows(text: str, file: str) -> tuple[dict[str, str], list[_Row]]:
                 file=file,
                 line=line,
                 field=f"terms[{index}]",
-                code="T006",
+                check="T006",
             )
         for key in (*_REQUIRED, "lang"):
             if item.get(key) is not None and not isinstance(item[key], str | int | float):
@@ -367,7 +368,7 @@ def _yaml_rows(text: str, file: str) -> tuple[dict[str, str], list[_Row]]:
                     file=file,
                     line=line_of(lines, ("terms", index, key)) or line,
                     field=f"terms[{index}].{key}",
-                    code="T006",
+                    check="T006",
                 )
         aliases = item.get("aliases") or []
         if isinstance(aliases, str):  # "a | b", as in a TSV cell
@@ -378,14 +379,16 @@ def _yaml_rows(text: str, file: str) -> tuple[dict[str, str], list[_Row]]:
                 file=file,
                 line=line_of(lines, ("terms", index, "aliases")) or line,
                 field=f"terms[{index}].aliases",
-                code="T006",
+                check="T006",
             )
-        row = {k: "" if item.get(k) is None else str(item.get(k)) for k in _REQUIRED + ("lang",)}
+        row: dict[str, Any] = {
+            k: "" if item.get(k) is None else str(item.get(k)) for k in _REQUIRED + ("lang",)
+        }
         row["aliases"] = list(aliases)
         rows.append((line, row))
     if len(rows) > MAX_TERMS:
         raise TermDictionaryError(
-            f"more than {MAX_TERMS:,} terms; split the dictionary", file=file, code="T004"
+            f"more than {MAX_TERMS:,} terms; split the dictionary", file=file, check="T004"
         )
     return metadata, rows
 
@@ -396,7 +399,7 @@ def _check_rows(rows: Sequence[_Row], file: str, default_lang: str) -> Iterable[
         for column in _REQUIRED:
             if not str(row.get(column) or "").strip():
                 raise TermDictionaryError(
-                    "is empty", file=file, line=line, field=column, code="T007"
+                    "is empty", file=file, line=line, field=column, check="T007"
                 )
         category = row["category"].strip()
         if not _CATEGORY.match(category):
@@ -405,7 +408,7 @@ def _check_rows(rows: Sequence[_Row], file: str, default_lang: str) -> Iterable[
                 file=file,
                 line=line,
                 field="category",
-                code="T007",
+                check="T007",
             )
         lang = (row.get("lang") or "").strip() or default_lang
         if lang != "und" and not _LANG.match(lang):
@@ -414,7 +417,7 @@ def _check_rows(rows: Sequence[_Row], file: str, default_lang: str) -> Iterable[
                 file=file,
                 line=line,
                 field="lang",
-                code="T015",
+                check="T015",
             )
         canonical = row["canonical"].strip()
         term = Term(
@@ -436,7 +439,7 @@ def _check_rows(rows: Sequence[_Row], file: str, default_lang: str) -> Iterable[
                         file=file,
                         line=line,
                         field=column,
-                        code="T011",
+                        check="T011",
                     )
                 raise TermDictionaryError(
                     f"{surface!r} means {canonical!r} here but {first_canonical!r} on line "
@@ -444,7 +447,7 @@ def _check_rows(rows: Sequence[_Row], file: str, default_lang: str) -> Iterable[
                     file=file,
                     line=line,
                     field=column,
-                    code="T012",
+                    check="T012",
                 )
             seen[key] = (line, canonical)
         yield term
@@ -453,9 +456,9 @@ def _check_rows(rows: Sequence[_Row], file: str, default_lang: str) -> Iterable[
 def check_surface(surface: str, *, file: str, line: int | None, field: str) -> None:
     """Refuse surface forms the matcher and the tokenizer cannot use as terms."""
 
-    def fail(message: str, code: str) -> TermDictionaryError:
+    def fail(message: str, check: str) -> TermDictionaryError:
         return TermDictionaryError(
-            f"{surface!r} {message}", file=file, line=line, field=field, code=code
+            f"{surface!r} {message}", file=file, line=line, field=field, check=check
         )
 
     if surface != surface.strip():

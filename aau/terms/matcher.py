@@ -161,7 +161,7 @@ class Spans(NamedTuple):
     ends: np.ndarray
     entries: np.ndarray
 
-    def __len__(self) -> int:  # type: ignore[override]  # matches, not fields
+    def __len__(self) -> int:  # matches, not fields
         return len(self.starts)
 
 

@@ -109,7 +109,7 @@ def check_tenant_name(tenant: str) -> None:
             f"tenant name {tenant!r} must be letters, digits, '_', '.' or '-' (at most 64, "
             "not starting with a symbol)",
             field="tenant",
-            code="T016",
+            check="T016",
         )
 
 
@@ -180,7 +180,7 @@ class TermStore:
         with self._locked():
             if tenant in self.tenants():
                 raise TermDictionaryError(
-                    f"tenant {tenant!r} exists already", field="tenant", code="T016"
+                    f"tenant {tenant!r} exists already", field="tenant", check="T016"
                 )
             self._write_manifest(tenant, [])
 
@@ -195,7 +195,7 @@ class TermStore:
         if tenant not in self.tenants():
             known = ", ".join(self.tenants()) or "none yet"
             error = UnknownTenant(
-                f"unknown tenant {tenant!r} (known: {known})", field="tenant", code="T017"
+                f"unknown tenant {tenant!r} (known: {known})", field="tenant", check="T017"
             )
             error.add_note(f"create it first: aau termdict tenant add {tenant}")
             raise error
@@ -251,14 +251,14 @@ class TermStore:
                     "upload files (their bytes are kept); parsed dictionaries are for "
                     "TermMatcher and the shipped set",
                     file=source.file,
-                    code="T005",
+                    check="T005",
                 )
             path = Path(source)
             data = read_dictionary_bytes(path)  # read once: what is checked is what is kept
             dictionary = parse_dictionary(data, file=str(path))
             new.append((dictionary, data, path.suffix.lower()))
         if not new:
-            raise TermDictionaryError("nothing to upload", field="files", code="T003")
+            raise TermDictionaryError("nothing to upload", field="files", check="T003")
         with self._locked():
             self._require(tenant)
             current = self.uploaded(tenant)
@@ -266,7 +266,7 @@ class TermStore:
             for name in names:
                 if names.count(name) > 1:
                     raise TermDictionaryError(
-                        f"two files of this upload are both named {name!r}", code="T018"
+                        f"two files of this upload are both named {name!r}", check="T018"
                     )
             taken = {d.name for d in current} & set(names)
             if taken and not replace:
@@ -274,7 +274,7 @@ class TermStore:
                     f"tenant {tenant!r} already has dictionary {sorted(taken)[0]!r}; remove "
                     "it first or upload with replace",
                     field="name",
-                    code="T018",
+                    check="T018",
                 )
             kept = [d for d in current if d.name not in taken]
             result = kept + [d for d, _, _ in new]
@@ -299,7 +299,7 @@ class TermStore:
                 for path in written:
                     path.unlink(missing_ok=True)
                 raise TermDictionaryError(
-                    f"could not store the upload: {exc}", file=str(folder), code="T001"
+                    f"could not store the upload: {exc}", file=str(folder), check="T001"
                 ) from None
             self._collect(tenant)
             return [d for d, _, _ in new]
@@ -314,7 +314,7 @@ class TermStore:
                 raise TermDictionaryError(
                     f"tenant {tenant!r} has no dictionary {name!r} (it has: {have})",
                     field="name",
-                    code="T019",
+                    check="T019",
                 )
             self._write_manifest(tenant, [e for e in entries if e["name"] != name])
             self._collect(tenant)
@@ -366,7 +366,7 @@ class TermStore:
                     f"tenant {tenant!r}: its stored dictionaries cannot be read ({exc}); "
                     "upload them again",
                     file=str(self._dir(tenant)),
-                    code="T001",
+                    check="T001",
                 ) from None
             term_set = TermSet(tenant, TermMatcher(self.shipped + uploads))
             self._live[tenant] = (stamp, term_set)
@@ -403,6 +403,6 @@ def _check_conflicts(dictionaries: Sequence[TermDictionary]) -> None:
                     f"tenant's dictionary {first[0]!r} (line {first[2]})",
                     file=dictionary.file,
                     line=term.line,
-                    code="T013",
+                    check="T013",
                 )
             seen.setdefault(key, (dictionary.name, term.canonical, term.line))

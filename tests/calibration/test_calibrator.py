@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 import torch
 
+from aau.calibration.base import PathEvidence
 from aau.calibration.calibrator import (
-    Calibrator,
     Member,
+    MlpCalibrator,
     default_artifact_path,
     load_calibrator,
     network,
@@ -25,11 +26,11 @@ OBSERVATIONS = [
 ]
 
 
-def make(spec: FeatureSpec = FEATURE_SPEC, *, version: str = "7") -> Calibrator:
+def make(spec: FeatureSpec = FEATURE_SPEC, *, version: str = "7") -> MlpCalibrator:
     torch.manual_seed(0)
     width = len(spec.features)
     members = [Member(network(spec.width, (8, 4)), 1.3, -0.2), Member(network(spec.width, (8, 4)))]
-    return Calibrator(members, spec, [0.5] * width, [2.0] * width, version=version,
+    return MlpCalibrator(members, spec, [0.5] * width, [2.0] * width, version=version,
                       metadata={"note": "test"})  # fmt: skip
 
 
@@ -81,7 +82,7 @@ def test_corrupt_artifact_is_a_calibration_error(tmp_path: Path) -> None:
 def test_ensemble_scores_the_mean_of_its_members() -> None:
     calibrator = make()
     singles = [
-        Calibrator(m, FEATURE_SPEC, calibrator.mean, calibrator.std).score_many(OBSERVATIONS)
+        MlpCalibrator(m, FEATURE_SPEC, calibrator.mean, calibrator.std).score_many(OBSERVATIONS)
         for m in calibrator.members
     ]
     expected = [sum(scores) / len(scores) for scores in zip(*singles, strict=True)]
@@ -90,14 +91,14 @@ def test_ensemble_scores_the_mean_of_its_members() -> None:
 
 def test_calibrator_needs_a_member() -> None:
     with pytest.raises(CalibrationError, match="at least one fitted network"):
-        Calibrator(
+        MlpCalibrator(
             [], FEATURE_SPEC, [0.0] * len(FEATURE_SPEC.features), [1.0] * len(FEATURE_SPEC.features)
         )
 
 
 def test_statistics_must_match_the_spec() -> None:
     with pytest.raises(CalibrationError, match="feature statistics"):
-        Calibrator(network(FEATURE_SPEC.width, (4,)), FEATURE_SPEC, [0.0], [1.0])
+        MlpCalibrator(network(FEATURE_SPEC.width, (4,)), FEATURE_SPEC, [0.0], [1.0])
 
 
 def test_scores_are_probabilities() -> None:
@@ -131,12 +132,13 @@ def test_confidence_compares_the_answer_with_its_witnesses() -> None:
     calibrator = make()
     answer = PathAnswer(output={"value": 15, "unit": "boxes"}, confidence=0.6)
     context = {"outcome": "valid", "text": "15 boxes", "description": "d"}
-    agreeing = calibrator.confidence("primary", answer, **context,
-                                     witnesses=[{"value": 15.0, "unit": "box"}],
-                                     normalizers={"unit": "unit"})  # fmt: skip
+    agreeing = calibrator.confidence(PathEvidence(
+        "primary", answer, **context, witnesses=[{"value": 15.0, "unit": "box"}],
+        normalizers={"unit": "unit"},
+    ))  # fmt: skip
     signals = {"confidence": 0.6, "null_answer": 0.0, "filled_share": 1.0}
     expected = calibrator.score(PathObservation("primary", "valid", {**signals, "agreement": 1.0}))
     assert agreeing == pytest.approx(expected)
-    alone = calibrator.confidence("primary", answer, **context)
+    alone = calibrator.confidence(PathEvidence("primary", answer, **context))
     assert alone == pytest.approx(calibrator.score(PathObservation("primary", "valid", signals)))
     assert alone != pytest.approx(agreeing)

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from aau.answers import PathAnswer
-from aau.calibration.calibrator import Calibrator, network
+from aau.calibration.base import PathEvidence
+from aau.calibration.calibrator import MlpCalibrator, network
 from aau.calibration.features import (
     FEATURE_SPEC,
     PathObservation,
@@ -46,14 +47,17 @@ def missing(observation: PathObservation) -> dict[str, bool]:
     return {f.name: not ok for f, ok in zip(FEATURE_SPEC.features, present, strict=True)}
 
 
-def identity_calibrator() -> Calibrator:
+def identity_calibrator() -> MlpCalibrator:
     width = len(FEATURE_SPEC.features)
-    return Calibrator(network(FEATURE_SPEC.width, (4,)), FEATURE_SPEC, [0.0] * width, [1.0] * width)
+    model = network(FEATURE_SPEC.width, (4,))
+    return MlpCalibrator(model, FEATURE_SPEC, [0.0] * width, [1.0] * width)
 
 
 def test_observe_without_document_generation_or_embedder_marks_those_signals_missing() -> None:
     observation = observe(
-        "heuristic", ANSWER, outcome="valid", text=TEXT, description="The invoice total."
+        PathEvidence(
+            "heuristic", ANSWER, outcome="valid", text=TEXT, description="The invoice total."
+        )
     )
     flags = missing(observation)
     assert not flags["confidence"]
@@ -97,20 +101,20 @@ def test_unknown_path_and_empty_observation_still_score() -> None:
 
 
 def test_document_gives_span_and_document_ocr_quality() -> None:
-    observation = observe(
+    observation = observe(PathEvidence(
         "heuristic", ANSWER, outcome="valid", text=TEXT, description="The invoice total.",
         document=Document.from_text(TEXT),
-    )  # fmt: skip
+    ))  # fmt: skip
     assert observation.signals["ocr_quality"] == 1.0  # native text
     assert observation.signals["ocr_document_quality"] == 1.0
 
 
 def test_no_value_answer_has_no_span_so_takes_the_document_quality() -> None:
     empty = PathAnswer(output={"amount": None, "currency": None}, confidence=0.4)
-    observation = observe(
+    observation = observe(PathEvidence(
         "crf", empty, outcome="valid", text=TEXT, description="d",
-        document=Document.from_text(TEXT), embedder=NO_MODEL,
-    )  # fmt: skip
+        document=Document.from_text(TEXT),
+    ), NO_MODEL)  # fmt: skip
     assert observation.signals["null_answer"] == 1.0
     assert observation.signals["filled_share"] == 0.0
     assert observation.signals["ocr_quality"] == observation.signals["ocr_document_quality"]
@@ -120,7 +124,7 @@ def test_no_value_answer_has_no_span_so_takes_the_document_quality() -> None:
 def test_uninstalled_embedding_model_leaves_coherence_missing() -> None:
     assert not NO_MODEL.available
     observation = observe(
-        "heuristic", ANSWER, outcome="valid", text=TEXT, description="d", embedder=NO_MODEL
+        PathEvidence("heuristic", ANSWER, outcome="valid", text=TEXT, description="d"), NO_MODEL
     )
     assert missing(observation)["coherence_description"]
 
@@ -195,10 +199,10 @@ def test_agreement_is_the_share_of_witnesses_giving_the_same_answer() -> None:
         {"amount": 1250, "currency": "eur"},  # the same value, written otherwise
         {"amount": 1250.0, "currency": "USD"},
     ]
-    observation = observe(
+    observation = observe(PathEvidence(
         "crf", ANSWER, outcome="valid", text=TEXT, description="d", witnesses=witnesses,
         normalizers={"amount": "amount", "currency": "currency"},
-    )  # fmt: skip
+    ))  # fmt: skip
     assert observation.signals["agreement"] == 0.5
     assert not missing(observation)["agreement"]
     columns = dict(zip(FEATURE_SPEC.names, identity_calibrator().vector(observation), strict=True))
@@ -207,7 +211,7 @@ def test_agreement_is_the_share_of_witnesses_giving_the_same_answer() -> None:
 
 
 def test_without_witnesses_agreement_is_missing() -> None:
-    observation = observe("crf", ANSWER, outcome="valid", text=TEXT, description="d")
+    observation = observe(PathEvidence("crf", ANSWER, outcome="valid", text=TEXT, description="d"))
     assert "agreement" not in observation.signals
     columns = dict(zip(FEATURE_SPEC.names, identity_calibrator().vector(observation), strict=True))
     assert columns["agreement_missing"] == 1.0

@@ -1,4 +1,5 @@
-"""Fitting the calibrator on a small set, and judging path answers against gold outputs."""
+"""Fitting the calibrator on a small set (``aau.calibration.training``), and judging path
+answers against gold outputs (``aau.fitting.runs``)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,7 @@ import pytest
 from aau.calibration.calibrator import load_calibrator
 from aau.calibration.features import PathObservation
 from aau.calibration.report import EvaluatedAnswer, expected_calibration_error
-from aau.fallbacks.crf_training import crf_spec_of
-from aau.spec.model import UnitSpec
-from calibration.runs import is_correct
-from calibration.train import (
+from aau.calibration.training import (
     LabelledAnswer,
     ThresholdSettings,
     TrainingSettings,
@@ -24,7 +22,11 @@ from calibration.train import (
     labelled_answers,
     split_texts,
     threshold_grid,
+    unit_normalizers,
 )
+from aau.fallbacks.crf_training import crf_spec_of
+from aau.fitting.runs import is_correct
+from aau.spec.model import UnitSpec
 
 UNITS = Path(__file__).resolve().parents[2] / "units"
 SMALL = TrainingSettings(epochs=80, patience=20, hidden=(16, 8), members=2)
@@ -126,9 +128,16 @@ def test_labelled_answers_compare_each_path_with_all_the_others() -> None:
                     "crf": {"value": 15.0, "unit": "box"},
                     "heuristic": {"value": 16, "unit": "box"}})]  # fmt: skip
     agreement = {a.observation.path: a.observation.signals["agreement"]
-                 for a in labelled_answers(runs)}  # fmt: skip
+                 for a in labelled_answers(runs, units=UNITS)}  # fmt: skip
     # the unit's normalizer makes "box" and "boxes" one unit
     assert agreement == {"primary": 0.5, "crf": 0.5, "heuristic": 0.0}
+    given = labelled_answers(runs, unit_normalizers(UNITS, ["extract_quantity"]))
+    assert {a.observation.path: a.observation.signals["agreement"] for a in given} == agreement
+
+
+def test_labelled_answers_need_the_normalizers_or_the_units_folder() -> None:
+    with pytest.raises(ValueError, match="normalizers or the folder of their unit files"):
+        labelled_answers([record({"crf": {"value": 15, "unit": "box"}})])
 
 
 def test_a_path_alone_on_its_text_has_no_agreement() -> None:

@@ -22,16 +22,11 @@ from aau.fallbacks.crf import (
     CrfModelMissing,
     CrfModelStale,
     CrfPath,
-    TaggedSpan,
     choose_fields,
-)
-from aau.fallbacks.crf_training import (
-    crf_spec_of,
-    format_report,
     open_model,
-    split_held_out,
-    train_unit,
 )
+from aau.fallbacks.crf_tagging import TaggedSpan
+from aau.fallbacks.crf_training import crf_spec_of, format_report, split_held_out, train_unit
 from aau.fallbacks.normalize import NORMALIZERS
 from aau.spec.loader import read_yaml
 from aau.spec.model import UnitSpec

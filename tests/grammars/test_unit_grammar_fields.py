@@ -28,6 +28,25 @@ def test_grammar_regex_becomes_the_fields_pattern_in_the_decoding_schema() -> No
     assert not re.fullmatch(pattern[1:-1], "2024-13-14")
 
 
+def test_validate_compiles_the_schema_the_run_decodes(monkeypatch: pytest.MonkeyPatch) -> None:
+    # `aau validate` once compiled the schema without the grammar patterns the run adds, so it
+    # could approve a schema that differs from the one decoded.
+    from aau.decoding import constraints
+    from aau.spec import model
+
+    compiled: list[dict] = []
+
+    def recording(schema: dict, backend: str = "xgrammar") -> str | None:
+        compiled.append(schema)
+        return constraints.schema_compile_problem(schema, backend)
+
+    monkeypatch.setattr(model, "schema_compile_problem", recording)
+    spec = aau.UnitSpec.from_file(DATE_UNIT)  # what `aau validate` does
+    runner = UnitRunner(spec, engine=None)
+    assert compiled == [runner.schema]
+    assert "pattern" in compiled[0]["properties"]["date"]  # the grammar's, as decoded
+
+
 def test_value_the_grammar_rejects_is_invalid_output_with_its_position_in_the_trace() -> None:
     # The fake engine stands in for a model that ignores its constraint (as a remote server may).
     engine = FunctionEngine(lambda request: '{"date":"2024-02-3x"}')

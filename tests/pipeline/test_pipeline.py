@@ -96,7 +96,7 @@ class RendezvousEngine:
     """Answers only once every expected request is in flight at the same time."""
 
     name = "rendezvous"
-    capabilities = EngineCapabilities(constrained_json=False, token_logprobs=True, in_process=True)
+    capabilities = EngineCapabilities(token_logprobs=True)
 
     def __init__(self, expected: int) -> None:
         self.expected, self.arrived = expected, 0

@@ -46,7 +46,7 @@ class HangingEngine:
     """Fault injection: an engine that ignores the request deadline and never answers."""
 
     name = "hanging"
-    capabilities = EngineCapabilities(constrained_json=False, token_logprobs=False, in_process=True)
+    capabilities = EngineCapabilities(token_logprobs=False)
 
     async def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
         await asyncio.sleep(3600)
@@ -66,4 +66,6 @@ def test_engine_that_ignores_the_deadline_times_out_and_the_unit_falls_back(tmp_
     result = aau.Pipeline([unit], engine=HangingEngine()).run("Total: EUR 12.50")[unit.name]
     assert result.attempts[0].error is not None
     assert result.attempts[0].error.code == "engine_timeout"
-    assert result.timings["total_ms"] < 2000
+    # A hang guard, not a speed figure: the engine sleeps an hour and the default timeout is 60 s,
+    # so ending well inside 10 s shows the unit's own 0.2 s timeout was the one that cut it off.
+    assert result.timings["total_ms"] < 10_000

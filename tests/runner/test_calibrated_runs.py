@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
 import pytest
 
-from aau.calibration import Calibrator
+from aau.calibration import MlpCalibrator, PathEvidence
+from aau.calibration.features import agreement_signals
 from aau.pipeline import Pipeline, PipelineResult
 from aau.spec.model import UnitSpec
 from aau.testing import FunctionEngine
 from tests.conftest import TOTAL_ANSWER, TOTAL_TEXT, RunUnit, assert_result_contract
+
+
+def evidence_fields(evidence: PathEvidence) -> dict[str, Any]:
+    return {f.name: getattr(evidence, f.name) for f in dataclasses.fields(evidence)}
 
 
 class FixedCalibrator:
@@ -21,9 +27,11 @@ class FixedCalibrator:
         self.confidences = confidences
         self.calls: list[dict[str, Any]] = []
 
-    def confidence(self, path: str, answer: Any, **context: Any) -> float:
-        self.calls.append({"path": path, "answer": answer, **context})
-        return self.confidences[path]
+    embed_ms = 0.0
+
+    def confidence(self, evidence: PathEvidence) -> float:
+        self.calls.append(evidence_fields(evidence))
+        return self.confidences[evidence.path]
 
 
 def run(run_unit: RunUnit, spec: UnitSpec, calibrator: FixedCalibrator) -> PipelineResult:
@@ -70,7 +78,7 @@ def test_shipped_calibrator_scores_a_real_unit_run(find_total: UnitSpec) -> None
     if not default_artifact_path().is_file():
         pytest.skip("no fitted calibrator")
     pipeline = Pipeline([find_total], engine=FunctionEngine(lambda r: TOTAL_ANSWER))
-    assert isinstance(pipeline.calibrator, Calibrator)
+    assert isinstance(pipeline.calibrator, MlpCalibrator)
     result = pipeline.run(TOTAL_TEXT)["find_total"]
     assert_result_contract(result, find_total)
     assert all(0.0 <= a.confidence <= 1.0 for a in result.attempts if a.confidence is not None)
@@ -86,11 +94,13 @@ class AgreementCalibrator:
     def __init__(self) -> None:
         self.calls: list[dict[str, Any]] = []
 
-    def confidence(self, path: str, answer: Any, **context: Any) -> float:
-        from aau.calibration.features import agreement_signals
+    embed_ms = 0.0
 
-        self.calls.append({"path": path, **context})
-        signals = agreement_signals(answer.output, context["witnesses"], context["normalizers"])
+    def confidence(self, evidence: PathEvidence) -> float:
+        self.calls.append(evidence_fields(evidence))
+        signals = agreement_signals(
+            evidence.answer.output, evidence.witnesses, evidence.normalizers
+        )
         return 0.2 + 0.7 * signals.get("agreement", 0.0)
 
 
@@ -203,7 +213,7 @@ def test_a_run_without_a_model_compares_the_fallbacks_alone(find_total: UnitSpec
 
 def test_a_run_measures_agreement_as_the_labelled_runs_do() -> None:
     from aau.calibration.features import observe
-    from calibration.train import labelled_answers
+    from aau.calibration.training import labelled_answers
     from tests.conftest import UNITS_DIR
 
     class Observing:
@@ -212,9 +222,12 @@ def test_a_run_measures_agreement_as_the_labelled_runs_do() -> None:
         def __init__(self) -> None:
             self.seen: list[tuple[str, dict[str, Any], Any]] = []
 
-        def confidence(self, path: str, answer: Any, **context: Any) -> float:
-            observation = observe(path, answer, **context)
-            self.seen.append((path, answer.output, observation.signals.get("agreement")))
+        embed_ms = 0.0
+
+        def confidence(self, evidence: PathEvidence) -> float:
+            observation = observe(evidence)
+            agreement = observation.signals.get("agreement")
+            self.seen.append((evidence.path, evidence.answer.output, agreement))
             return 0.1
 
     spec = UnitSpec.from_file(UNITS_DIR / "extract_quantity.yaml")
@@ -227,5 +240,5 @@ def test_a_run_measures_agreement_as_the_labelled_runs_do() -> None:
              "signals": {}, "correct": True} for path, output, _ in calibrator.seen]  # fmt: skip
     record = {"unit": spec.name, "key": "k", "variant": "clean", "cases": [], "rows": rows}
     from_runs = {a.observation.path: a.observation.signals.get("agreement")
-                 for a in labelled_answers([record])}  # fmt: skip
+                 for a in labelled_answers([record], units=UNITS_DIR)}  # fmt: skip
     assert from_runs == {path: agreement for path, _, agreement in calibrator.seen}

@@ -466,3 +466,13 @@ def test_a_non_null_output_is_always_valid_against_the_unit_schema(
 
     assert result.states[-1] in {"done", "failed"}
     assert (result.output is None) == (result.states[-1] == "failed")
+
+
+def test_every_state_of_the_chart_has_its_work_in_the_runners_table() -> None:
+    from aau.fsm import STATES
+    from aau.fsm.machine import FINAL_STATES
+    from aau.runner import UnitRunner
+    from tests.conftest import UNITS_DIR
+
+    runner = UnitRunner(UnitSpec.from_file(UNITS_DIR / "extract_price.yaml"), engine=None)
+    assert set(runner._work) == STATES - FINAL_STATES

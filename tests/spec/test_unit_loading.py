@@ -16,8 +16,9 @@ import pytest
 import yaml
 
 from aau.errors import SpecError
+from aau.fallbacks.heuristic import HeuristicFallback
 from aau.spec.loader import read_yaml
-from aau.spec.model import HeuristicFallback, UnitSpec
+from aau.spec.model import UnitSpec
 from tests.conftest import FIND_TOTAL_YAML
 
 

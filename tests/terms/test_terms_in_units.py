@@ -11,8 +11,8 @@ import pycrfsuite
 import aau
 from aau.answers import PathContext
 from aau.errors import EngineUnavailable
-from aau.fallbacks.crf import CrfFallback
-from aau.fallbacks.crf_training import config_digest, train_unit
+from aau.fallbacks.crf import CrfFallback, config_digest
+from aau.fallbacks.crf_training import train_unit
 from aau.prompts.render import render_messages
 from aau.terms import TermSet, TermStore, parse_dictionary
 from aau.terms.matcher import TermMatcher

@@ -12,11 +12,11 @@ import pytest
 
 from aau.answers import PathAnswer, PathContext
 from aau.decoding.json_schema import bound_schema
-from aau.fallbacks.registry import build_fallback
+from aau.fallbacks.heuristic import HeuristicFallback
 from aau.pipeline import Pipeline
 from aau.prompts import render_messages
 from aau.prompts.render import compact_json
-from aau.spec.model import HeuristicFallback, UnitSpec
+from aau.spec.model import UnitSpec
 from tests.conftest import UNIT_FILES, assert_result_contract
 
 pytestmark = pytest.mark.parametrize("unit_file", UNIT_FILES, ids=lambda p: p.stem)
@@ -81,7 +81,7 @@ def test_unit_heuristic_answers_its_own_examples(unit_file: Path) -> None:
     heuristics = [f for f in spec.fallbacks if isinstance(f, HeuristicFallback)]
     if not heuristics:
         pytest.skip(f"{spec.name} declares no heuristic fallback")
-    path = build_fallback(heuristics[0], spec)
+    path = heuristics[0].build(spec)
     context = PathContext(unit_name=spec.name, output_schema=spec.output)
 
     misses: list[str] = []

@@ -1,25 +1,26 @@
 """Normalizers: parse-tree visitors that turn a valid value into its canonical form.
 
-Each module here subclasses the generated visitor of one shipped grammar and registers it with
-``@normalizer("date", options=("date_order",))``. :func:`get_normalizer` imports the modules of
-this package the first time it is asked, so adding a normalizer is adding a module; nothing
-else names it.
+Each module here subclasses the generated visitor of one shipped grammar (and ``ValueVisitor``),
+naming the keyword options it reads (``accepts = frozenset({"date_order"})``). They are declared
+in the ``aau.grammar_normalizers`` entry-point group under their grammar's name, in AAU's
+``pyproject.toml``, as a package shipping its own generated grammar declares its normalizer:
+``GRAMMAR_NORMALIZERS`` reads the group on first use, so no parser is imported before a grammar
+is.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from antlr4 import ParserRuleContext
 from antlr4.tree.Tree import ParseTree, TerminalNode
 
 from aau.grammars.errors import AmbiguousValue, InvalidValue
+from aau.registry import Registry
 
-__all__ = ["Normalizer", "ValueVisitor", "get_normalizer", "normalizer"]
+__all__ = ["GRAMMAR_NORMALIZERS", "Normalizer", "ValueVisitor", "get_normalizer"]
 
 
 class ValueVisitor:
@@ -30,6 +31,9 @@ class ValueVisitor:
         text: the whole value being normalized.
         options: the caller's keyword options (already checked against the registered names).
     """
+
+    accepts: ClassVar[frozenset[str]] = frozenset()
+    """Names of the keyword options it reads (from the unit's locale: ``date_order``…)."""
 
     def __init__(self, grammar: str, text: str, options: Mapping[str, Any]) -> None:
         self.grammar, self.text, self.options = grammar, text, options
@@ -65,26 +69,13 @@ class Normalizer:
         return self.visitor(grammar, text, options).visit(tree)
 
 
-_REGISTRY: dict[str, Normalizer] = {}
-_LOADED = False
-
-
-def normalizer(*names: str, options: tuple[str, ...] = ()) -> Callable[[type], type]:
-    """Class decorator: register a visitor as the normalizer of the named shipped grammars."""
-
-    def register(cls: type) -> type:
-        for name in names:
-            _REGISTRY[name] = Normalizer(cls, frozenset(options))
-        return cls
-
-    return register
+GRAMMAR_NORMALIZERS: Registry[type[ValueVisitor]] = Registry(
+    "grammar normalizer", "aau.grammar_normalizers"
+)
+"""Normalizing visitor classes by the name of the grammar they normalize."""
 
 
 def get_normalizer(name: str) -> Normalizer | None:
-    """The normalizer registered for shipped grammar ``name``, or None."""
-    global _LOADED
-    if not _LOADED:
-        for module in pkgutil.iter_modules(__path__):
-            importlib.import_module(f"{__name__}.{module.name}")
-        _LOADED = True
-    return _REGISTRY.get(name)
+    """The normalizer registered for grammar ``name``, or None."""
+    visitor = GRAMMAR_NORMALIZERS.find(name)
+    return None if visitor is None else Normalizer(visitor, visitor.accepts)

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from aau._generated.clause_number.clause_numberParser import clause_numberParser
 from aau._generated.clause_number.clause_numberVisitor import clause_numberVisitor
-from aau.grammars.normalizers import ValueVisitor, normalizer
+from aau.grammars.normalizers import ValueVisitor
 
 __all__ = ["ClauseNormalizer"]
 
 
-@normalizer("clause_number")
 class ClauseNormalizer(ValueVisitor, clause_numberVisitor):
     """Normalizes ``clause_number`` values to ids such as ``7.2(a)(iii)``."""
 

@@ -26,7 +26,7 @@ from aau._generated.date.dateParser import dateParser
 from aau._generated.date.dateVisitor import dateVisitor
 from aau._generated.iso_date.iso_dateParser import iso_dateParser
 from aau._generated.iso_date.iso_dateVisitor import iso_dateVisitor
-from aau.grammars.normalizers import ValueVisitor, normalizer
+from aau.grammars.normalizers import ValueVisitor
 
 __all__ = ["DateNormalizer", "IsoDateNormalizer"]
 
@@ -84,9 +84,10 @@ class _CalendarMixin(ValueVisitor):
             raise self.invalid(where, f"there is no day {day} in {name} {year}") from None
 
 
-@normalizer("date", options=("date_order",))
 class DateNormalizer(_CalendarMixin, dateVisitor):
     """Normalizes the ``date`` grammar's values; see the module docstring for the rules."""
+
+    accepts = frozenset({"date_order"})
 
     def visitDate_value(self, ctx: dateParser.Date_valueContext) -> str:
         """The ISO date of the whole value, weekday checked."""
@@ -158,7 +159,6 @@ class DateNormalizer(_CalendarMixin, dateVisitor):
         return self.make_date(int(ctx.year().getText()), month, day, day_ctx)
 
 
-@normalizer("iso_date")
 class IsoDateNormalizer(_CalendarMixin, iso_dateVisitor):
     """Checks that an ISO 8601 date exists; the value is already canonical."""
 

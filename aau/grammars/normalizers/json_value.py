@@ -12,14 +12,13 @@ from typing import Any
 
 from aau._generated.json.jsonParser import jsonParser
 from aau._generated.json.jsonVisitor import jsonVisitor
-from aau.grammars.normalizers import ValueVisitor, normalizer
+from aau.grammars.normalizers import ValueVisitor
 
 __all__ = ["JsonNormalizer"]
 
 _CONSTANTS = {jsonParser.TRUE: True, jsonParser.FALSE: False, jsonParser.NULL: None}
 
 
-@normalizer("json")
 class JsonNormalizer(ValueVisitor, jsonVisitor):
     """Builds the Python value of a ``json`` parse tree."""
 

@@ -29,7 +29,7 @@ from typing import Any
 
 from aau._generated.money_amount.money_amountParser import money_amountParser
 from aau._generated.money_amount.money_amountVisitor import money_amountVisitor
-from aau.grammars.normalizers import ValueVisitor, normalizer
+from aau.grammars.normalizers import ValueVisitor
 
 __all__ = ["SYMBOLS", "ZERO_DECIMAL_CURRENCIES", "MoneyNormalizer"]
 
@@ -71,9 +71,10 @@ ZERO_DECIMAL_CURRENCIES = frozenset(
 _SEPARATOR = re.compile(r"[^0-9]")
 
 
-@normalizer("money_amount", options=("decimal", "symbols"))
 class MoneyNormalizer(ValueVisitor, money_amountVisitor):
     """Normalizes ``money_amount`` values; see the module docstring for the rules."""
+
+    accepts = frozenset({"decimal", "symbols"})
 
     def visitMoney_value(self, ctx: money_amountParser.Money_valueContext) -> dict[str, Any]:
         """The ``{amount, currency}`` dict of the whole value."""

@@ -12,12 +12,11 @@ from decimal import Decimal
 
 from aau._generated.percentage.percentageParser import percentageParser
 from aau._generated.percentage.percentageVisitor import percentageVisitor
-from aau.grammars.normalizers import ValueVisitor, normalizer
+from aau.grammars.normalizers import ValueVisitor
 
 __all__ = ["PercentageNormalizer"]
 
 
-@normalizer("percentage")
 class PercentageNormalizer(ValueVisitor, percentageVisitor):
     """Normalizes ``percentage`` values to percent points as a decimal string."""
 

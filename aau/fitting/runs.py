@@ -21,8 +21,11 @@ surer here than on a new document.
 An answer is correct when it equals the gold output: numbers compared as floats, strings
 compared case-sensitively after the unit's field normalizer (the one its CRF path declares).
 
-Run from the repository root: ``python -m calibration.runs`` (or ``aau calibrate --rebuild``).
-The runs are cached in ``calibration/runs/<unit>.jsonl.gz``.
+``aau calibrate`` builds the runs that are missing or stale (``--rebuild``: all of them) and
+caches them in ``runs/<unit>.jsonl.gz`` of its data folder, with a fingerprint of what they were
+made from: the unit file (less its threshold), its annotated data and the ``runs:`` settings.
+Every function here takes its folders as arguments: the data folder (``config.yaml``, ``runs/``)
+and the folder of the unit files (``<unit>.yaml`` and the annotated data they name).
 """
 
 from __future__ import annotations
@@ -47,14 +50,15 @@ from typing import Any
 import jsonschema
 
 from aau.answers import FallbackPath, PathAnswer
-from aau.calibration.features import Outcome, SentenceEmbedder, observe
+from aau.calibration.base import Outcome, PathEvidence
+from aau.calibration.features import SentenceEmbedder, observe
 from aau.engines.base import Engine, Generation, GenerationRequest
+from aau.engines.registry import EngineConfig, build_engine
 from aau.errors import AAUError, InputError, UngroundedOutput
 from aau.fallbacks.annotated import load_annotated
 from aau.fallbacks.crf import CrfFallback
 from aau.fallbacks.crf_training import crf_spec_of, gold_output, train_unit
 from aau.fallbacks.normalize import NORMALIZERS
-from aau.fallbacks.registry import build_fallback
 from aau.ingest import Document, OcrOptions
 from aau.ingest.samples import add_scan_noise, render_page
 from aau.prompts.render import render_messages
@@ -63,17 +67,21 @@ from aau.runner.runner import UnitRunner, primary_confidence
 from aau.spec.model import UnitSpec
 
 __all__ = [
-    "HERE",
+    "RUNS_FORMAT",
     "TextCase",
+    "abuild_runs",
     "build_runs",
     "is_correct",
+    "is_current",
     "load_config",
     "load_runs",
+    "load_unit",
+    "runs_fingerprint",
+    "runs_path",
+    "text_cases",
+    "unit_runs",
 ]
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
-RUNS_DIR = HERE / "runs"
 RUNS_FORMAT = 1
 
 # Words that mark a text as German, French or Spanish (for the per-case report only).
@@ -84,11 +92,28 @@ _FOREIGN = re.compile(
 )
 
 
-def load_config(path: Path | None = None) -> dict[str, Any]:
-    """The settings in ``calibration/config.yaml``."""
+def load_config(path: Path) -> dict[str, Any]:
+    """The settings of the labelled runs and of the fitting (the data folder's ``config.yaml``).
+
+    Args:
+        path: the settings file.
+
+    Returns:
+        Its mapping.
+    """
     import yaml
 
-    return yaml.safe_load((path or HERE / "config.yaml").read_text(encoding="utf-8"))
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def load_unit(units: Path, name: str) -> UnitSpec:
+    """The unit ``name`` from its file ``units/<name>.yaml``.
+
+    Args:
+        units: the folder of the unit files.
+        name: the unit's name.
+    """
+    return UnitSpec.from_file(units / f"{name}.yaml")
 
 
 def _hash(*parts: object) -> str:
@@ -215,7 +240,7 @@ def _fold_paths(unit: UnitSpec, settings: Mapping[str, Any], work: Path) -> dict
         fallbacks = [fold_crf if f is crf else f for f in unit.fallbacks]
         fold_unit = unit.model_copy(update={"fallbacks": fallbacks})
         train_unit(fold_unit)
-        paths[fold] = build_fallback(fold_crf, fold_unit)
+        paths[fold] = fold_crf.build(fold_unit)
     return paths
 
 
@@ -270,10 +295,11 @@ def _row(
     embedder: SentenceEmbedder,
 ) -> dict[str, Any]:
     outcome, checked = _check(runner, path, answer, case.text)
-    observation = observe(
+    evidence = PathEvidence(
         path, checked, outcome=outcome, text=case.text, description=runner.spec.description,
-        generation=generation, document=case.document, embedder=embedder,
+        generation=generation, document=case.document,
     )  # fmt: skip
+    observation = observe(evidence, embedder)
     row = {
         "path": path,
         "outcome": outcome,
@@ -371,7 +397,7 @@ def _record(
 # -- cache -----------------------------------------------------------------------------------
 
 
-def _fingerprint(unit: UnitSpec, config: Mapping[str, Any]) -> str:
+def runs_fingerprint(unit: UnitSpec, config: Mapping[str, Any]) -> str:
     """What the runs of ``unit`` depend on: the unit, its data and the run settings.
 
     The acceptance threshold is left out: every path runs whatever it is, so tuning it needs
@@ -384,8 +410,8 @@ def _fingerprint(unit: UnitSpec, config: Mapping[str, Any]) -> str:
     return hashlib.sha256(b"\0".join(parts)).hexdigest()
 
 
-def runs_path(unit_name: str, folder: Path = RUNS_DIR) -> Path:
-    """Where the runs of a unit are cached."""
+def runs_path(unit_name: str, folder: Path) -> Path:
+    """Where the runs of a unit are cached in ``folder`` (the data folder's ``runs/``)."""
     return folder / f"{unit_name}.jsonl.gz"
 
 
@@ -407,15 +433,23 @@ def _read(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 
 
 def load_runs(
-    config: Mapping[str, Any] | None = None, folder: Path = RUNS_DIR, *, check: bool = True
+    config: Mapping[str, Any], folder: Path, units: Path | None = None
 ) -> list[dict[str, Any]]:
     """Every cached record of the configured units.
 
+    Args:
+        config: the settings (``load_config``).
+        folder: where the runs are cached (the data folder's ``runs/``).
+        units: the folder of the unit files; with it, runs made from another unit file, other
+            data or other settings are refused. None loads the runs unchecked.
+
+    Returns:
+        The records, unit by unit in the configured order.
+
     Raises:
-        FileNotFoundError: a unit's runs are not cached, or (with ``check``) were made from
-            another unit file, other data or other settings; the message names the command.
+        FileNotFoundError: a unit's runs are not cached, or were made from another unit file,
+            other data or other settings; the message names the command.
     """
-    config = config or load_config()
     records: list[dict[str, Any]] = []
     for name in config["runs"]["units"]:
         path = runs_path(name, folder)
@@ -424,39 +458,48 @@ def load_runs(
                 f"no labelled runs for {name} at {path}; build them with `aau calibrate --rebuild`"
             )
         header, unit_records = _read(path)
-        if check and header.get("fingerprint") != _fingerprint(_unit(name), config):
+        if units is not None and header.get("fingerprint") != runs_fingerprint(
+            load_unit(units, name), config
+        ):
             raise FileNotFoundError(
                 f"the labelled runs in {path} were made from another version of units/{name}.yaml,"
-                " its data or calibration/config.yaml; rebuild them with `aau calibrate --rebuild`"
+                " its data or the calibration config.yaml; rebuild them with"
+                " `aau calibrate --rebuild`"
             )
         records.extend(unit_records)
     return records
 
 
-def _unit(name: str) -> UnitSpec:
-    return UnitSpec.from_file(REPO / "units" / f"{name}.yaml")
+def is_current(unit: UnitSpec, config: Mapping[str, Any], folder: Path) -> bool:
+    """Whether the cached runs of ``unit`` in ``folder`` were made from it, its data and config."""
+    path = runs_path(unit.name, folder)
+    return path.is_file() and _read(path)[0].get("fingerprint") == runs_fingerprint(unit, config)
 
 
 async def abuild_runs(
-    config: Mapping[str, Any] | None = None, folder: Path = RUNS_DIR, *, force: bool = False
+    config: Mapping[str, Any], folder: Path, units: Path, *, force: bool = False
 ) -> None:
-    """Build (or keep, when current) the cached runs of every configured unit."""
-    import torch
+    """Build (or keep, when current) the cached runs of every configured unit.
 
-    from aau.engines.registry import EngineConfig, build_engine
+    Args:
+        config: the settings (``load_config``).
+        folder: where the runs are cached (the data folder's ``runs/``).
+        units: the folder of the unit files and their annotated data.
+        force: run every path on every text again, even where the cache is current.
+    """
+    import torch  # only building runs needs it: loading cached ones must not
 
-    config = config or load_config()
     torch.set_num_threads(config["runs"]["threads"])
     engine: Engine | None = None
     embedder = SentenceEmbedder()
     try:
         for name in config["runs"]["units"]:
-            unit = _unit(name)
+            unit = load_unit(units, name)
             path = runs_path(name, folder)
-            fingerprint = _fingerprint(unit, config)
-            if not force and path.is_file() and _read(path)[0].get("fingerprint") == fingerprint:
+            if not force and is_current(unit, config, folder):
                 print(f"{name}: cached runs are current ({path})", file=sys.stderr)
                 continue
+            fingerprint = runs_fingerprint(unit, config)
             if engine is None:
                 engine = build_engine(EngineConfig(threads=config["runs"]["threads"]))
             began = time.perf_counter()
@@ -473,11 +516,7 @@ async def abuild_runs(
 
 
 def build_runs(
-    config: Mapping[str, Any] | None = None, folder: Path = RUNS_DIR, *, force: bool = False
+    config: Mapping[str, Any], folder: Path, units: Path, *, force: bool = False
 ) -> None:
     """Synchronous ``abuild_runs``."""
-    asyncio.run(abuild_runs(config, folder, force=force))
-
-
-if __name__ == "__main__":
-    build_runs(force="--force" in sys.argv[1:])
+    asyncio.run(abuild_runs(config, folder, units, force=force))

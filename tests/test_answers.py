@@ -1,4 +1,5 @@
-"""Selection: the first path reaching the threshold wins, else the most confident valid answer."""
+"""Selection (``aau.answers.select``): the first path reaching the threshold wins, else the most
+confident valid answer."""
 
 from __future__ import annotations
 
@@ -32,3 +33,9 @@ def test_tie_below_threshold_goes_to_the_path_tried_first() -> None:
 
 def test_a_path_that_never_ran_is_simply_absent() -> None:
     assert select([Candidate("heuristic", 0.7)], threshold=0.6) == 0
+
+
+def test_while_paths_remain_only_an_answer_reaching_the_threshold_is_chosen() -> None:
+    weak = [Candidate("primary", 0.3), Candidate("crf", 0.55)]
+    assert select(weak, threshold=0.6, is_complete=False) is None  # the run goes on
+    assert select([*weak, Candidate("heuristic", 0.7)], threshold=0.6, is_complete=False) == 2

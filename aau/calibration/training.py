@@ -1,11 +1,11 @@
-"""Fitting the calibrator from the labelled runs: the work behind ``aau calibrate``.
+"""Fitting the calibrator: labelled answers in, a fitted ``MlpCalibrator`` and its thresholds out.
 
-``calibrate`` loads the labelled runs (building and caching them first when they are missing or
-stale, see ``calibration/runs.py``), splits the texts deterministically into training and
-validation texts (a scan goes with the text it was made from), fits the MLP on the training
-texts and measures it on the validation texts, then writes ``calibration/calibrator.pt``, a
-readable summary beside it (``calibrator.json``) and, with ``report=True``, the full report and
-the reliability diagram ``calibration/reliability.png``.
+This is the pure part of ``aau calibrate``: it needs the labelled runs as records (built and
+cached by ``aau.fitting.runs``) and nothing of the unit runner. ``labelled_answers`` flattens
+the records into one labelled answer per path per text, ``split_texts`` splits the texts
+deterministically into training and validation texts (a scan goes with the text it was made
+from), ``fit_calibrator`` fits the MLP on the training texts and ``evaluate`` scores answers for
+``aau.calibration.report``. ``aau.fitting.calibrate`` puts them together.
 
 Fitting (``fit_calibrator``): a share of the training texts is held back; the network is fitted
 on the rest with early stopping on the held-back texts, which then also fit a Platt rescaling of
@@ -20,21 +20,17 @@ right most often wins. The validation texts are only ever measured.
 
 from __future__ import annotations
 
-import argparse
-import dataclasses
 import hashlib
 import json as jsonlib
 import random
-import sys
-import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from aau.calibration.calibrator import Calibrator, Member, encode, network
+from aau.calibration.calibrator import Member, MlpCalibrator, encode, network
 from aau.calibration.features import (
     FEATURE_SPEC,
     FeatureSpec,
@@ -45,29 +41,28 @@ from aau.calibration.features import (
     span_signals,
 )
 from aau.calibration.report import EvaluatedAnswer, selection_accuracy, summarize
-from aau.calibration.report import report as print_report
 from aau.engines.base import Generation
-from calibration.runs import HERE, REPO, build_runs, load_config, load_runs
+from aau.spec.model import UnitSpec
 
 __all__ = [
-    "ARTIFACT",
+    "HEADLINE",
     "LabelledAnswer",
     "ThresholdChoice",
+    "ThresholdSettings",
     "TrainingSettings",
-    "calibrate",
     "choose_threshold",
     "choose_thresholds",
     "cross_validated",
     "evaluate",
     "fit_calibrator",
     "labelled_answers",
-    "main",
+    "print_thresholds",
     "split_texts",
     "threshold_grid",
+    "unit_normalizers",
+    "write_summary",
 ]
 
-ARTIFACT = HERE / "calibrator.pt"
-REPORT_PNG = HERE / "reliability.png"
 HEADLINE = ("ece", "ece_raw", "brier", "selection_accuracy", "best_single_path_accuracy")
 _MASKABLE = (("ocr_quality", "ocr_document_quality"),
              ("coherence_neighbours", "coherence_description"), ("agreement",))  # fmt: skip
@@ -75,7 +70,7 @@ _MASKABLE = (("ocr_quality", "ocr_document_quality"),
 
 @dataclass(frozen=True, slots=True)
 class TrainingSettings:
-    """Hyper-parameters of ``fit_calibrator`` (``training:`` in ``calibration/config.yaml``)."""
+    """Hyper-parameters of ``fit_calibrator`` (``training:`` in the calibration ``config.yaml``)."""
 
     seed: int = 13
     hidden: tuple[int, ...] = (32, 16)
@@ -109,7 +104,7 @@ def _known_keys(settings: type, data: Mapping[str, Any], what: str) -> dict[str,
 
 @dataclass(frozen=True, slots=True)
 class ThresholdSettings:
-    """How the threshold is chosen (``threshold:`` in ``calibration/config.yaml``).
+    """How the threshold is chosen (``threshold:`` in the calibration ``config.yaml``).
 
     Attributes:
         folds: cross-validation folds of the training texts.
@@ -159,9 +154,24 @@ class LabelledAnswer:
     cases: tuple[str, ...] = ()
 
 
+def unit_normalizers(units: Path, names: Iterable[str]) -> dict[str, dict[str, str]]:
+    """Unit name -> output field -> normalizer name, read from ``units/<name>.yaml``.
+
+    Args:
+        units: the folder of the unit files.
+        names: the units' names.
+
+    Returns:
+        Each unit's ``output_normalizers``.
+    """
+    return {n: output_normalizers(UnitSpec.from_file(units / f"{n}.yaml")) for n in sorted(names)}
+
+
 def labelled_answers(
     records: Sequence[Mapping[str, Any]],
     normalizers: Mapping[str, Mapping[str, str]] | None = None,
+    *,
+    units: Path | None = None,
 ) -> list[LabelledAnswer]:
     """Flatten the run records into one labelled answer per path per text case.
 
@@ -171,17 +181,24 @@ def labelled_answers(
     witnesses are the other paths that produced an output, as a calibrated unit run has them.
 
     Args:
-        records: the labelled runs (``calibration.runs.load_runs``).
-        normalizers: unit name -> output field -> normalizer name; default: read from the
-            units' files (``output_normalizers``).
+        records: the labelled runs (``aau.fitting.runs.load_runs``).
+        normalizers: unit name -> output field -> normalizer name; a unit missing from it has
+            its outputs compared as written.
+        units: without ``normalizers``, the folder of the unit files to read them from
+            (``unit_normalizers``).
+
+    Returns:
+        One answer per row of every record, in order.
+
+    Raises:
+        ValueError: neither ``normalizers`` nor ``units`` was given.
     """
     if normalizers is None:
-        from aau.spec.model import UnitSpec
-
-        names = {record["unit"] for record in records}
-        normalizers = {
-            n: output_normalizers(UnitSpec.from_file(REPO / "units" / f"{n}.yaml")) for n in names
-        }
+        if units is None:
+            raise ValueError(
+                "labelled_answers needs the units' normalizers or the folder of their unit files"
+            )
+        normalizers = unit_normalizers(units, {record["unit"] for record in records})
     answers = []
     for record in records:
         outputs = [row["output"] for row in record["rows"]]
@@ -267,7 +284,7 @@ def fit_calibrator(
     spec: FeatureSpec = FEATURE_SPEC,
     version: str = "1",
     metadata: Mapping[str, Any] | None = None,
-) -> Calibrator:
+) -> MlpCalibrator:
     """Fit a calibrator: ``settings.members`` networks, each from its own seed and held-back texts.
 
     Args:
@@ -298,7 +315,7 @@ def fit_calibrator(
         ]
     finally:
         torch.set_num_threads(threads)
-    return Calibrator(
+    return MlpCalibrator(
         [member for member, _ in fitted], spec, mean, std, version=version,
         metadata={**(metadata or {}), "fit": [details for _, details in fitted]},
     )  # fmt: skip
@@ -377,7 +394,7 @@ def _fit_member(
     return Member(model, scale, shift), details
 
 
-def evaluate(calibrator: Calibrator, answers: Sequence[LabelledAnswer]) -> list[EvaluatedAnswer]:
+def evaluate(calibrator: MlpCalibrator, answers: Sequence[LabelledAnswer]) -> list[EvaluatedAnswer]:
     """Score ``answers`` with ``calibrator``, ready for ``aau.calibration.report``."""
     scores = calibrator.score_many([a.observation for a in answers])
     return [
@@ -513,96 +530,20 @@ def choose_thresholds(
     return choices
 
 
-def _thresholds(units: Sequence[str]) -> dict[str, float]:
-    from aau.spec.model import UnitSpec
-
-    return {u: UnitSpec.from_file(REPO / "units" / f"{u}.yaml").policy.threshold for u in units}
-
-
-def calibrate(
-    *,
-    report: bool = False,
-    json: bool = False,
-    rebuild: bool = False,
-    config_path: Path | None = None,
-    artifact: Path = ARTIFACT,
-    png: Path = REPORT_PNG,
-    print_fn: Any = print,
-) -> dict[str, Any]:
-    """Fit the calibrator from the labelled runs and measure it on the validation texts.
-
-    First the thresholds are chosen by cross-validation on the training texts and printed
-    (``choose_thresholds``); the units' files are not rewritten, so a unit whose
-    ``policy.threshold`` differs from the choice gets a warning. Selection on the validation
-    texts uses the units' own thresholds.
-
-    Args:
-        report: print the full report and write the reliability diagram.
-        json: end the output with one JSON line of the headline figures.
-        rebuild: run every path on every labelled text again, even when the cache is current.
-        config_path: settings file; default ``calibration/config.yaml``.
-        artifact: where the fitted calibrator is written.
-        png: where the reliability diagram is written (with ``report``).
-        print_fn: where lines go.
-
-    Returns:
-        The validation figures (see ``aau.calibration.report.report``).
-    """
-    config = load_config(config_path)
-    build_runs(config, force=rebuild)  # keeps cached runs that are current
-    began = time.perf_counter()
-    answers = labelled_answers(load_runs(config))
-    validation = split_texts([a.key for a in answers], seed=config["split"]["seed"],
-                             share=config["split"]["validation_share"])  # fmt: skip
-    train = [a for a in answers if a.key not in validation]
-    held = [a for a in answers if a.key in validation]
-    settings = TrainingSettings.from_mapping(config["training"])
-    threshold_settings = ThresholdSettings.from_mapping(config.get("threshold", {}))
-    choices = choose_thresholds(train, settings, threshold_settings)
-    thresholds = _thresholds(config["runs"]["units"])
-    _print_thresholds(choices, thresholds, threshold_settings, print_fn)
-    fingerprint = hashlib.sha256(
-        "".join(sorted(f"{a.text}{a.observation.path}" for a in answers)).encode()
-    ).hexdigest()
-    calibrator = fit_calibrator(
-        [a.observation for a in train], [a.is_correct for a in train], [a.text for a in train],
-        settings, version=str(config.get("version", 1)),
-        metadata={"units": list(config["runs"]["units"]), "data_sha256": fingerprint,
-                  "train_texts": len({a.key for a in train}),
-                  "validation_texts": len(validation),
-                  "threshold_cross_validation": {
-                      "settings": dataclasses.asdict(threshold_settings),
-                      "choices": {k: c.to_dict() for k, c in choices.items()}},
-                  "thresholds": thresholds},
-    )  # fmt: skip
-    evaluated = evaluate(calibrator, held)
-    # The JSON line must close the output, after the summary line below, so it is printed here.
-    figures = print_report(
-        evaluated, thresholds, png=png if report else None, json=False,
-        print_fn=print_fn if report else (lambda _: None),
-    )  # fmt: skip
-    calibrator.metadata["validation"] = figures
-    calibrator.save(artifact, hidden=settings.hidden)
-    _write_summary(artifact.with_suffix(".json"), calibrator, figures)
-    overall = summarize(evaluated, thresholds)
-    print_fn(
-        f"calibrator v{calibrator.version} fitted on {len(train)} answers "
-        f"({len({a.key for a in train})} texts) in {time.perf_counter() - began:.1f} s -> "
-        f"{_shown(artifact)}; validation ({overall.texts} texts): ECE {overall.ece:.3f} "
-        f"(raw {overall.ece_raw:.3f}), Brier {overall.brier:.3f}, selection accuracy "
-        f"{overall.selection_accuracy:.3f} (best single path {overall.best_single_path[1]:.3f})"
-    )
-    if json:
-        print_fn(jsonlib.dumps({k: figures[k] for k in HEADLINE}))
-    return figures
-
-
-def _print_thresholds(
+def print_thresholds(
     choices: Mapping[str, ThresholdChoice],
     thresholds: Mapping[str, float],
     settings: ThresholdSettings,
-    print_fn: Any,
+    print_fn: Callable[[str], None] = print,
 ) -> None:
+    """Print the cross-validated choices and the thresholds the units' files declare.
+
+    Args:
+        choices: ``choose_thresholds``'s result.
+        thresholds: unit name -> its ``policy.threshold``.
+        settings: how the choices were made.
+        print_fn: where lines go.
+    """
     print_fn(
         f"policy.threshold by {settings.folds}-fold cross-validation on the training texts "
         f"(scans counted as texts; thresholds {settings.low:.2f}-{settings.high:.2f} by "
@@ -627,7 +568,14 @@ def _print_thresholds(
                  f"cross-validation picks {choices[unit].threshold:.2f}")  # fmt: skip
 
 
-def _write_summary(path: Path, calibrator: Calibrator, figures: Mapping[str, Any]) -> None:
+def write_summary(path: Path, calibrator: MlpCalibrator, figures: Mapping[str, Any]) -> None:
+    """Write the readable summary of a fitted calibrator (``calibrator.json`` beside its artifact).
+
+    Args:
+        path: the JSON file to write.
+        calibrator: the fitted calibrator.
+        figures: its validation figures (``aau.calibration.report.report``).
+    """
     summary = {
         "version": calibrator.version,
         "feature_spec": calibrator.spec.to_dict(),
@@ -637,25 +585,3 @@ def _write_summary(path: Path, calibrator: Calibrator, figures: Mapping[str, Any
         "validation": figures,
     }
     path.write_text(jsonlib.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-
-
-def _shown(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m calibration.train [--report] [--json] [--rebuild]``."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--report", action="store_true", help="full report and diagram")
-    parser.add_argument("--json", action="store_true", help="end with one JSON line")
-    parser.add_argument("--rebuild", action="store_true", help="run the paths again")
-    args = parser.parse_args(argv)
-    calibrate(report=args.report, json=args.json, rebuild=args.rebuild)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
