@@ -7,6 +7,11 @@ normalizes it into the unit's schema and answers with the mean marginal of the c
 its confidence, or, when it finds nothing, with the probability of the all-``O`` labelling:
 "no value present" is an answer too.
 
+The files a declaration names (examples, model, the model's record) must lie inside the unit's
+folder, or inside ``AAU_UNITS_ROOT`` when that is set: an absolute path, a ``..`` or a link
+leading out of it is refused at load (S061) and by every path accessor, so neither reading the
+examples nor ``aau train`` writing the model can reach another file.
+
 The model is loaded on the first ``extract``, not when the unit loads, so that a unit whose model
 is missing, stale or corrupt still loads and runs its other paths; the run records the coded
 error (``crf_model_missing``, ``crf_model_stale``, ``crf_model_corrupt``) and moves on.
@@ -19,8 +24,10 @@ both, is ``aau.fallbacks.crf_tagging``.
 
 from __future__ import annotations
 
+import concurrent.futures
 import hashlib
 import json
+import os
 import struct
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -35,7 +42,7 @@ from aau.answers import PathAnswer, PathContext
 from aau.errors import SpecError, UnitRunError
 from aau.fallbacks.annotated import check_annotated
 from aau.fallbacks.crf_features import FEATURE_VERSION, FeatureConfig, tokenize
-from aau.fallbacks.crf_tagging import TaggedSpan, tag_text, term_spans
+from aau.fallbacks.crf_tagging import TaggedSpan, Tagging, tag_text, term_spans
 from aau.fallbacks.normalize import NORMALIZERS
 from aau.spec.model import FallbackSpec, Issue, UnitSpec
 from aau.terms.matcher import TermMatcher
@@ -47,6 +54,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "RECORD_FORMAT",
+    "UNITS_ROOT_ENV",
     "CrfFallback",
     "CrfFeatureOptions",
     "CrfField",
@@ -66,6 +74,8 @@ __all__ = [
 
 RECORD_FORMAT = 1
 _MAGIC = b"lCRF"
+UNITS_ROOT_ENV = "AAU_UNITS_ROOT"
+"""A folder inside which a unit's files may also lie (shared data beside many units)."""
 
 
 # -- errors ----------------------------------------------------------------------------------
@@ -99,7 +109,7 @@ class CrfModelCorrupt(CrfModelError):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class CrfField(_Strict):
@@ -192,17 +202,28 @@ class CrfFallback(FallbackSpec):
         return value
 
     def examples_path(self, unit: UnitSpec) -> Path:
-        """The examples file, resolved against the unit's folder."""
-        return unit.base_dir / self.examples
+        """The examples file, resolved against the unit's folder.
+
+        Raises:
+            SpecError: it leads outside the unit's folder (S061).
+        """
+        return _confined(unit, self.examples, "examples")
 
     def model_path(self, unit: UnitSpec) -> Path:
-        """The model file, resolved against the unit's folder."""
-        return unit.base_dir / self.model
+        """The model file, resolved against the unit's folder.
+
+        Raises:
+            SpecError: it leads outside the unit's folder (S061).
+        """
+        return _confined(unit, self.model, "model")
 
     def record_path(self, unit: UnitSpec) -> Path:
-        """The training record (hashes, report) beside the model file."""
-        model = self.model_path(unit)
-        return model.with_name(model.name + ".json")
+        """The training record (hashes, report) beside the model file.
+
+        Raises:
+            SpecError: it leads outside the unit's folder (S061).
+        """
+        return _confined(unit, self.model + ".json", "model")
 
     def check(self, unit: UnitSpec) -> Iterator[Issue]:
         """Load-time problems: unknown fields, labels or normalizers, missing examples."""
@@ -230,7 +251,15 @@ class CrfFallback(FallbackSpec):
                     f"Available: {', '.join(NORMALIZERS.names())}",
                     "S059",
                 )
-        if not self.examples_path(unit).is_file():
+        for field, value in (("model", self.model), ("model", self.model + ".json")):
+            problem = _outside(unit, value)
+            if problem is not None:
+                yield (field,), problem, "S061"
+                break
+        problem = _outside(unit, self.examples)
+        if problem is not None:
+            yield ("examples",), problem, "S061"
+        elif not self.examples_path(unit).is_file():
             yield (
                 ("examples",),
                 f"annotated examples file not found: {self.examples_path(unit)}; create it or "
@@ -240,13 +269,50 @@ class CrfFallback(FallbackSpec):
 
     def data_problems(self, unit: UnitSpec) -> list[SpecError]:
         """Problems of the annotated examples file (each located in that file)."""
-        if not self.examples_path(unit).is_file():
-            return []  # the load check reports it missing (S050)
+        if _outside(unit, self.examples) is not None or not self.examples_path(unit).is_file():
+            return []  # the load check reports it outside the unit's folder or missing
         return check_annotated(self.examples_path(unit), self.labels)
 
     def build(self, unit: UnitSpec) -> CrfPath:
         """The live path; its model is read on the first ``extract``."""
         return CrfPath(self, unit)
+
+
+def _roots(unit: UnitSpec) -> list[Path]:
+    roots = [unit.base_dir.resolve()]
+    extra = os.environ.get(UNITS_ROOT_ENV)
+    if extra:
+        roots.append(Path(extra).expanduser().resolve())
+    return roots
+
+
+def _outside(unit: UnitSpec, value: str) -> str | None:
+    """Why the file ``value`` names is not inside the unit's folder (or the root), or None.
+
+    The path is resolved with its links, so a link inside the folder that points out of it is
+    outside too.
+    """
+    roots = _roots(unit)
+    allowed = f"the unit's folder {roots[0]}" + (
+        f" or {UNITS_ROOT_ENV} ({roots[1]})" if len(roots) > 1 else ""
+    )
+    if Path(value).is_absolute():
+        return f"{value!r} is an absolute path; name a file inside {allowed}, relative to the unit"
+    try:
+        resolved = (unit.base_dir / value).resolve()
+    except (OSError, RuntimeError, ValueError) as exc:  # a link loop, a NUL byte
+        return f"{value!r} cannot be resolved ({exc}); name a file inside {allowed}"
+    if not any(resolved.is_relative_to(root) for root in roots):
+        return f"{value!r} leads to {resolved}, outside {allowed}"
+    return None
+
+
+def _confined(unit: UnitSpec, value: str, field: str) -> Path:
+    problem = _outside(unit, value)
+    if problem is not None:
+        where = str(unit.source) if unit.source else unit.name
+        raise SpecError(problem, file=where, field=field, check="S061")
+    return unit.base_dir / value
 
 
 # -- the trained model ------------------------------------------------------------------
@@ -401,6 +467,14 @@ def _is_valid(value: Any, schema: Any) -> bool:
 # -- the live path ---------------------------------------------------------------------------
 
 
+# Every CRF tagging of the process runs on this one thread. Tagging holds each token's features
+# (about 1 KB per input character); freed on a thread, glibc keeps that memory in the thread's
+# own arena, so taggings spread over the runner's worker threads took 2.3 GB for three units over
+# one 1 MB text where one thread takes 1.3 GB. pycrfsuite holds the GIL, so one thread costs no
+# parallelism either.
+_TAGGER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="aau-crf")
+
+
 class CrfPath:
     """Live CRF path of one unit. The model is loaded on the first ``extract``."""
 
@@ -422,6 +496,10 @@ class CrfPath:
             self._model = open_model(self.spec, self.unit)
         return self._model.tagger
 
+    def _tag(self, text: str, hits: list[tuple[int, int, str]]) -> Tagging:
+        with self._lock:
+            return tag_text(self._loaded_tagger(), tokenize(text), self._features, hits)
+
     def extract(self, text: str, context: PathContext) -> PathAnswer:
         """Tag ``text`` and map the best span of each field's label into the unit's schema.
 
@@ -431,10 +509,8 @@ class CrfPath:
                 training; the message names the ``aau train`` command to run.
             CrfModelCorrupt: the model file or its record is unreadable or altered.
         """
-        tokens = tokenize(text)
         hits = term_spans(context.extras.get("term_hits", ()))
-        with self._lock:
-            tagging = tag_text(self._loaded_tagger(), tokens, self._features, hits)
+        tagging = _TAGGER.submit(self._tag, text, hits).result()
         values, chosen = choose_fields(text, tagging.spans, self.spec.fields, self.properties)
         output: dict[str, Any] = dict.fromkeys(self.properties)
         output.update(values)

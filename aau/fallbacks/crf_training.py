@@ -279,10 +279,14 @@ def train_unit(unit: UnitSpec, *, write: bool = True) -> TrainReport:
         The held-out report.
 
     Raises:
-        SpecError: the unit declares no crf fallback, or its annotated examples are invalid.
+        SpecError: the unit declares no crf fallback, its annotated examples are invalid, or
+            its examples or model lead outside the unit's folder (S061: nothing is written).
     """
     began = time.perf_counter()
     spec = crf_spec_of(unit)
+    if write:  # a model path out of the unit's folder fails here, before training (S061)
+        spec.model_path(unit)
+        spec.record_path(unit)
     examples_path = spec.examples_path(unit)
     examples_bytes = examples_path.read_bytes() if examples_path.is_file() else b""
     examples = load_annotated(examples_path, spec.labels)

@@ -5,21 +5,37 @@ pattern becomes a candidate, candidates near a context keyword (``total``, ``due
 and the best one is normalized into the unit's schema. When nothing matches, the answer is the
 all-null object with a low confidence ("no value present" is a valid answer).
 
+Patterns are Python regexes with Python's meaning, matched in linear time by RE2
+(``aau.fallbacks.patterns``), so a unit file cannot hang a run with a backtracking pattern; the
+few that need backtracking (lookaround, backreferences) run under ``LIMITS.regex_timeout_s`` per
+text, a timeout failing the path with ``pattern_timeout``, and ``notes`` names them for
+``aau validate``. Keywords match as whole words in one RE2 pass.
+
 Confidence here is interim: a declared prior scaled by pattern strength and context, until the
 calibrator replaces it.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from aau.answers import PathAnswer, PathContext
+from aau.errors import SpecError
 from aau.fallbacks.normalize import NORMALIZERS
+from aau.fallbacks.patterns import (
+    KeywordSet,
+    Pattern,
+    PatternSyntaxError,
+    compile_pattern,
+    compile_patterns,
+)
+from aau.limits import LIMITS
+from aau.spec.loader import LineMap, line_of, read_yaml_file
 from aau.spec.model import FallbackSpec, Issue, UnitSpec
 
 __all__ = ["FieldMapping", "HeuristicFallback", "HeuristicPath", "HeuristicPattern"]
@@ -28,7 +44,7 @@ _CONTEXT_BONUS = 0.25
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class FieldMapping(_Strict):
@@ -46,7 +62,8 @@ class HeuristicPattern(_Strict):
     """One regular expression that may find the answer."""
 
     regex: str
-    """Python regex with named groups; matched case-insensitively."""
+    """Python regex with named groups; matched case-insensitively, with Python's meaning, in
+    linear time (RE2). Lookaround and backreferences run under a time limit per text."""
     strength: float = Field(0.7, ge=0, le=1)
     """How much a match of this pattern is trusted, before context."""
 
@@ -76,8 +93,8 @@ class HeuristicFallback(FallbackSpec):
         all_compiled = True
         for p_index, pattern in enumerate(self.patterns):
             try:
-                groups |= set(re.compile(pattern.regex).groupindex)
-            except re.error as exc:
+                groups |= set(_compiled(pattern.regex).groupindex)
+            except PatternSyntaxError as exc:
                 all_compiled = False
                 yield ("patterns", p_index, "regex"), f"invalid regex: {exc}", "S031"
         properties = unit.output.get("properties", {})
@@ -100,9 +117,50 @@ class HeuristicFallback(FallbackSpec):
                     "S034",
                 )
 
+    def notes(self, unit: UnitSpec) -> list[str]:
+        """``aau validate`` notes: each pattern that needs backtracking, located in the file.
+
+        Each is ``<file>:<line>: fallbacks[i].patterns[j].regex: needs backtracking (<why>); it
+        runs under a <limit> s time limit`` (``<unit>`` and no line for a unit without a file).
+        """
+        slow = []
+        for p_index, pattern in enumerate(self.patterns):
+            try:
+                reason = _compiled(pattern.regex).needs_backtracking
+            except PatternSyntaxError:
+                continue  # the load check refuses it (S031)
+            if reason is not None:
+                slow.append((p_index, reason))
+        if not slow:
+            return []
+        index = next((i for i, f in enumerate(unit.fallbacks) if f is self), None)
+        lines: LineMap = {}
+        if unit.source is not None and index is not None:
+            try:
+                lines = read_yaml_file(unit.source)[1]
+            except SpecError:  # the file changed or went away since loading: no line numbers
+                lines = {}
+        where = str(unit.source) if unit.source else "<unit>"
+        prefix = "" if index is None else f"fallbacks[{index}]."
+        notes = []
+        for p_index, reason in slow:
+            line = line_of(lines, ("fallbacks", index or 0, "patterns", p_index, "regex"))
+            head = f"{where}:{line}" if line else where
+            notes.append(
+                f"{head}: {prefix}patterns[{p_index}].regex: needs backtracking ({reason}); "
+                f"it runs under a {LIMITS.regex_timeout_s} s time limit"
+            )
+        return notes
+
     def build(self, unit: UnitSpec) -> HeuristicPath:
         """The live path: patterns compiled once."""
         return HeuristicPath(self, unit)
+
+
+@lru_cache(maxsize=512)
+def _compiled(source: str) -> Pattern:
+    """A pattern compiled once (the load check and the notes share it)."""
+    return compile_pattern(source)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,19 +188,24 @@ class HeuristicPath:
         self._normalizers = {
             field: _bind_locale(mapping.normalize, locale) for field, mapping in spec.fields.items()
         }
-        self._patterns = [(re.compile(p.regex, re.IGNORECASE), p.strength) for p in spec.patterns]
+        compiled = _compiled_together(tuple(p.regex for p in spec.patterns))
+        self._patterns = list(zip(compiled, (p.strength for p in spec.patterns), strict=True))
         weights = (
             spec.keywords
             if isinstance(spec.keywords, dict)
             else dict.fromkeys(spec.keywords, _CONTEXT_BONUS)
         )
-        self._keywords = [
-            (re.compile(rf"\b{re.escape(word)}\b", re.IGNORECASE), bonus)
-            for word, bonus in weights.items()
-        ]
+        self._keywords = _keyword_set(tuple(weights))
+        self._bonuses = list(weights.values())
 
     def _candidates(self, text: str) -> list[_Candidate]:
+        """Every normalizable match of every pattern, with its context bonus.
+
+        Raises:
+            PatternTimeout: a pattern that needs backtracking ran past its time limit.
+        """
         found = []
+        keyword_bytes = self._keywords.encode(text) if self._bonuses else None
         for pattern, strength in self._patterns:
             for match in pattern.finditer(text):
                 output: dict[str, Any] = dict.fromkeys(self.fields)
@@ -157,13 +220,19 @@ class HeuristicPath:
                         spans[field] = match.span(mapping.group)
                 if not spans:  # nothing normalizable came from the text itself
                     continue
-                before = text[max(0, match.start() - self.spec.window) : match.start()]
-                context = max((b for rx, b in self._keywords if rx.search(before)), default=0.0)
+                lo, hi = max(0, match.start() - self.spec.window), match.start()
+                window = keyword_bytes[lo:hi] if keyword_bytes is not None else None
+                hits = self._keywords.found(text[lo:hi], window) if self._bonuses else ()
+                context = max((self._bonuses[i] for i in hits), default=0.0)
                 found.append(_Candidate(output, spans, strength, context, match.start()))
         return found
 
     def extract(self, text: str, context: PathContext) -> PathAnswer:
-        """Best-ranked candidate, or the all-null answer when none matched."""
+        """Best-ranked candidate, or the all-null answer when none matched.
+
+        Raises:
+            PatternTimeout: a pattern that needs backtracking ran past its time limit.
+        """
         candidates = self._candidates(text)
         if not candidates:
             return PathAnswer(
@@ -192,6 +261,17 @@ class HeuristicPath:
                 "has_context": float(best.context > 0),
             },
         )
+
+
+@lru_cache(maxsize=256)
+def _compiled_together(sources: tuple[str, ...]) -> list[Pattern]:
+    """One path's patterns, compiled to translate each text once for all of them."""
+    return compile_patterns(sources)
+
+
+@lru_cache(maxsize=256)
+def _keyword_set(words: tuple[str, ...]) -> KeywordSet:
+    return KeywordSet(words)
 
 
 def _bind_locale(name: str, locale: dict[str, Any]) -> Any:

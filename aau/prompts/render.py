@@ -1,8 +1,11 @@
 """Prompt rendering: a unit's system text, few-shot turns and input, as chat messages.
 
-Templates are Jinja2 with ``StrictUndefined`` (a typo fails loudly). Their variables: ``text``
-(the input), ``unit`` (the spec) and ``terms`` (the tenant's dictionary terms found in that
-input: dicts with ``text``, ``canonical``, ``category``, ``start``, ``end``, ``dictionary``).
+Templates are Jinja2 with ``StrictUndefined`` (a typo fails loudly), compiled and rendered in
+the sandbox of ``aau.spec.templates``: a unit file cannot run code through them, and a render
+stops with a ``SecurityError`` once its loops or its output pass ``LIMITS`` (the runner then
+falls back). Their variables: ``text`` (the input), ``unit`` (the spec) and ``terms`` (the
+tenant's dictionary terms found in that input: dicts with ``text``, ``canonical``,
+``category``, ``start``, ``end``, ``dictionary``); the one function is a bounded ``range``.
 
 The default layout puts everything that is static for a unit (system text, few-shot turns)
 first and the document last, so that the static part is a shared token prefix across all
@@ -14,12 +17,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from functools import cache
 from typing import TYPE_CHECKING, Any, Literal
 
-import jinja2
-
 from aau.spec.model import UnitSpec
+from aau.spec.templates import compiled_template, render_template
 
 if TYPE_CHECKING:
     from aau.terms import TermHit, TermSet
@@ -28,21 +29,17 @@ __all__ = ["DOCUMENT_REFERENCE", "Layout", "Message", "compact_json", "render_me
 
 Message = dict[str, str]
 
-_ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)  # noqa: S701
-
 
 def compact_json(value: Any) -> str:
     """JSON as the constrained decoder writes it: no spaces, non-ASCII kept."""
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-@cache
-def _template(source: str) -> jinja2.Template:
-    return _ENV.from_string(source)
-
-
 def _render(source: str, unit: UnitSpec, text: str, terms: Sequence[TermHit] = ()) -> str:
-    return _template(source).render(text=text, unit=unit, terms=[h.as_dict() for h in terms])
+    """One template rendered in the sandbox (``SecurityError`` past a limit)."""
+    return render_template(
+        compiled_template(source), text=text, unit=unit, terms=[h.as_dict() for h in terms]
+    )
 
 
 Layout = Literal["unit_first", "document_first"]

@@ -14,14 +14,13 @@ first becomes a located ``SpecError``. Codes are stable (S0xx) so tools can grou
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Iterator
 from functools import cache, reduce
 from pathlib import Path
 from typing import Annotated, Any
 
-import jinja2
-import jinja2.meta
 import jsonschema
 from pydantic import (
     BaseModel,
@@ -40,10 +39,12 @@ from aau.decoding.json_schema import json_path_to_loc, unsupported_keywords
 from aau.errors import SpecError
 from aau.fsm.machine import flow_problems
 from aau.grammars import GrammarNotFound, load_grammar
+from aau.limits import LIMITS
 from aau.registry import Registry
 from aau.spec.decoding_schema import decoding_schema, field_grammars
-from aau.spec.loader import LineMap, line_of, read_yaml, read_yaml_file
+from aau.spec.loader import LineMap, line_of, path_past_depth, read_yaml, read_yaml_file
 from aau.spec.sections import FieldSpec, Locale, Policy, PromptSpec
+from aau.spec.templates import render_problem, template_problems
 
 __all__ = [
     "FALLBACK_KINDS",
@@ -66,7 +67,7 @@ TEMPLATE_VARIABLES = frozenset({"text", "unit", "terms"})
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class FallbackSpec(_Strict):
@@ -87,6 +88,10 @@ class FallbackSpec(_Strict):
 
     def data_problems(self, unit: UnitSpec) -> list[SpecError]:
         """Problems of the files this path reads (``aau validate``: slower than loading)."""
+        return []
+
+    def notes(self, unit: UnitSpec) -> list[str]:
+        """What ``aau validate`` should tell the author that is not an error, located."""
         return []
 
     def build(self, unit: UnitSpec) -> FallbackPath:
@@ -143,6 +148,8 @@ class UnitSpec(_Strict):
     @field_validator("version", mode="before")
     @classmethod
     def _version_as_text(cls, value: Any) -> Any:
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError("version must be a finite number or a text such as '1.2'")
         return str(value) if isinstance(value, int | float) else value
 
     @field_validator("fallbacks", mode="before")
@@ -174,6 +181,17 @@ class UnitSpec(_Strict):
                 f"a unit file must be a mapping, got {type(data).__name__}", file=where,
                 line=1, check="S004",
             )  # fmt: skip
+        # Bounds before pydantic and jsonschema, which recurse: deep data must not reach them.
+        for value, prefix, limit, what, check in (
+            (data.get("output"), ("output",), LIMITS.json_depth, "the output schema", "S015"),
+            (data, (), LIMITS.yaml_depth, "the unit", "S007"),
+        ):
+            too_deep = path_past_depth(value, limit)
+            if too_deep is not None:
+                loc = (*prefix, *(p if isinstance(p, str | int) else str(p) for p in too_deep))
+                raise SpecError(f"{what} is nested deeper than {limit} levels", file=where,
+                                line=line_of(lines, loc), field=_dotted(loc) or None,
+                                check=check)  # fmt: skip
         try:
             spec = cls.model_validate({**data, "source": source})
         except ValidationError as exc:
@@ -283,30 +301,49 @@ def _check_compiles(spec: UnitSpec) -> Iterator[Issue]:
 
 
 def _check_template(spec: UnitSpec) -> Iterator[Issue]:
-    env = jinja2.Environment(autoescape=False)  # noqa: S701  # prompts are not HTML
+    """Each prompt template, in the sandbox it renders in (``aau.spec.templates``).
+
+    Refused, naming the field and the line inside the template: syntax errors (S020), unknown
+    variables and globals (S021), ``_`` attributes and items (S023), unknown filters (S024) and
+    tests (S025), statements other than if/for/set/with (S026), calls other than ``range`` and
+    reading methods (S027), constant loops over the loop limit (S028); then a template that
+    fails rendered as every run renders it (S029, see ``_check_rendering``).
+    """
+    clean = True
     for field in ("system", "template"):
         source = getattr(spec.prompt, field)
-        try:
-            parsed = env.parse(source)
-            env.from_string(source)  # compiling finds unknown filters and tests
-        except jinja2.TemplateSyntaxError as exc:
-            yield (
-                ("prompt", field),
-                f"template syntax error on its line {exc.lineno}: {exc.message}",
-                "S020",
-            )
-            continue
-        except jinja2.TemplateError as exc:
-            yield ("prompt", field), f"template error: {exc}", "S020"
-            continue
-        unknown = jinja2.meta.find_undeclared_variables(parsed) - TEMPLATE_VARIABLES
-        for name in sorted(unknown):
-            yield (
-                ("prompt", field),
-                f"unknown template variable {name!r}. "
-                f"Available: {', '.join(sorted(TEMPLATE_VARIABLES))}",
-                "S021",
-            )
+        for message, check in template_problems(source, TEMPLATE_VARIABLES):
+            clean = False
+            yield ("prompt", field), message, check
+    if clean:
+        yield from _check_rendering(spec)
+
+
+_PROBE_TEXT = "Invoice 2024-117. Total due: EUR 1,250.00 by 30 April 2024."
+"""A sample input: a template that breaks a limit or sandbox rule on it breaks on any input."""
+
+
+def _check_rendering(spec: UnitSpec) -> Iterator[Issue]:
+    """Render the templates as every run does, to find those that fail at run time.
+
+    The system text with no input and the template for each few-shot input (any error counts:
+    every run renders them), then the template once for a sample input (a broken limit or
+    sandbox rule only: another input could avoid any other error).
+    """
+    prompt = spec.prompt
+    cases = [("system", "", "with no input", True)]
+    cases += [
+        ("template", example.input, f"for few-shot example {index}", True)
+        for index, example in enumerate(prompt.examples)
+    ]
+    cases.append(("template", _PROBE_TEXT, "for a sample input", False))
+    for field, text, what, strict in cases:
+        problem = render_problem(
+            getattr(prompt, field), strict=strict, text=text, unit=spec, terms=[]
+        )
+        if problem is not None:
+            yield ("prompt", field), f"rendering it {what} fails: {problem}", "S029"
+            return
 
 
 def _check_examples(spec: UnitSpec) -> Iterator[Issue]:

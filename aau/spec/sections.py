@@ -1,7 +1,8 @@
 """The sections of a unit file that stand alone: prompt, policy, field rules and locale.
 
 ``UnitSpec`` (``aau.spec.model``) is made of these plus the output schema and the fallbacks;
-none of them refers back to the unit, so they sit below it.
+none of them refers back to the unit, so they sit below it. Their numbers must be finite
+(``.nan`` and ``.inf`` are refused).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ FallbackTrigger = Literal[
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class FewShotExample(_Strict):
@@ -37,7 +38,8 @@ class PromptSpec(_Strict):
     system: str
     """System message: the unit's instructions."""
     template: str = "{{ text }}"
-    """Jinja2 template of the user message. Variables: ``text``, ``unit``."""
+    """Jinja2 template of the user message, rendered in a sandbox. Variables: ``text``,
+    ``unit``, ``terms``; the one function is ``range``."""
     examples: list[FewShotExample] = []
     """Few-shot examples, rendered as user/assistant turns before the input."""
 

@@ -10,6 +10,12 @@ A dictionary maps surface forms (a term and its aliases) to a canonical form and
 
 Every problem is reported with the file, the line, the column and a stable code (``T001``…),
 and a dictionary with any problem is refused whole: uploads are all or nothing.
+
+Uploads may come from an attacker, so reading is bounded: only a regular file is read (never a
+FIFO or device), at most ``LIMITS.dictionary_bytes`` of it (T004), and YAML goes through the unit
+loader (``aau.spec.loader.read_yaml``), which refuses duplicate keys (T020), nesting deeper
+than ``LIMITS.yaml_depth`` (T021) and aliases that would expand past ``LIMITS.yaml_nodes``
+nodes (T022) before any data is built.
 """
 
 from __future__ import annotations
@@ -24,7 +30,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from aau.errors import SpecError, TermDictionaryError
-from aau.spec.loader import line_of, read_yaml
+from aau.limits import LIMITS
+from aau.spec.loader import FileRefused, line_of, read_bounded, read_yaml
 
 __all__ = [
     "MAX_DICTIONARY_BYTES",
@@ -37,7 +44,7 @@ __all__ = [
     "parse_dictionary",
 ]
 
-MAX_DICTIONARY_BYTES = 64 * 2**20
+MAX_DICTIONARY_BYTES = LIMITS.dictionary_bytes
 """Larger files are refused (T004): a dictionary is a vocabulary, not a corpus."""
 MAX_TERMS = 500_000
 MAX_TERM_CHARS = 80
@@ -46,12 +53,14 @@ MAX_TERM_WORDS = 8
 
 _COLUMNS = ("term", "canonical", "category", "aliases", "lang")
 _REQUIRED = ("term", "canonical", "category")
-_LANG = re.compile(r"^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})*$")
-_CATEGORY = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+# \Z, not $: "$" also matches before a final newline, and names become file names.
+_LANG = re.compile(r"[A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})*\Z")
+_CATEGORY = re.compile(r"[a-z][a-z0-9_]{0,39}\Z")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
 # Anything a tokenizer might read as a special token: <|im_start|>, </s>, <TERM_x>, [CLS].
 _SPECIAL_LIKE = re.compile(r"[<>]|^\[[A-Z_]+\]$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_SURROGATE = re.compile("[\ud800-\udfff]")  # only a YAML escape can write one (T002)
 _SENTENCE_END = re.compile(r"[.!?]\s*$")
 _ABBREVIATION = re.compile(r"(?:^|\s)(?:[A-Za-z]\.)+$|\b(?:co|inc|ltd|corp|no|art|sec)\.$", re.I)
 _SPLIT_ALIASES = re.compile(r"\s*\|\s*")
@@ -155,26 +164,26 @@ def load_dictionary(path: str | Path, *, name: str | None = None) -> TermDiction
 
 
 def read_dictionary_bytes(path: Path) -> bytes:
-    """A dictionary file's bytes, refused (located, coded) when missing or too big."""
+    """A dictionary file's bytes, refused (located, coded) unless a regular file within bounds.
+
+    Never opens a FIFO or device, never reads more than ``MAX_DICTIONARY_BYTES`` + 1 bytes.
+
+    Raises:
+        TermDictionaryError: missing, a directory, FIFO or device, unreadable (T001), or over
+            ``MAX_DICTIONARY_BYTES`` (T004).
+    """
     where = str(path)
     try:
-        size = path.stat().st_size
-        if size > MAX_DICTIONARY_BYTES:
+        return read_bounded(path, MAX_DICTIONARY_BYTES)
+    except FileRefused as exc:
+        if exc.reason == "too_big":
             raise TermDictionaryError(
-                f"{size / 2**20:.0f} MB is over the {MAX_DICTIONARY_BYTES // 2**20} MB limit "
-                "for one dictionary; split it",
+                f"{exc.message} for one dictionary (AAU_MAX_DICTIONARY_BYTES); split it",
                 file=where,
                 check="T004",
-            )
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise TermDictionaryError("file not found", file=where, check="T001") from None
-    except IsADirectoryError:
-        raise TermDictionaryError("is a directory, not a file", file=where, check="T001") from None
-    except OSError as exc:
-        raise TermDictionaryError(
-            f"cannot read: {exc.strerror}", file=where, check="T001"
-        ) from None
+            ) from None
+        message = "is a directory, not a file" if exc.reason == "directory" else exc.message
+        raise TermDictionaryError(message, file=where, check="T001") from None
 
 
 def parse_dictionary(
@@ -192,7 +201,14 @@ def parse_dictionary(
             check="T005",
         )
     text = _decode(data, file) if isinstance(data, bytes) else data
-    sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    encoded = text.encode("utf-8")
+    if len(encoded) > MAX_DICTIONARY_BYTES:  # text given as str; _decode checked bytes
+        raise TermDictionaryError(
+            f"{len(encoded):,} bytes is over the limit of {MAX_DICTIONARY_BYTES:,} bytes",
+            file=file,
+            check="T004",
+        )
+    sha = hashlib.sha256(encoded).hexdigest()
     if fmt == "yaml":
         metadata, rows = _yaml_rows(text, file)
     else:
@@ -228,7 +244,7 @@ def parse_dictionary(
 def _decode(data: bytes, file: str) -> str:
     if len(data) > MAX_DICTIONARY_BYTES:
         raise TermDictionaryError(
-            f"{len(data) / 2**20:.0f} MB is over the {MAX_DICTIONARY_BYTES // 2**20} MB limit",
+            f"{len(data):,} bytes is over the limit of {MAX_DICTIONARY_BYTES:,} bytes",
             file=file,
             check="T004",
         )
@@ -327,11 +343,16 @@ def _table_rows(text: str, file: str, delimiter: str) -> tuple[dict[str, str], l
     return metadata, rows
 
 
+# The loader's checks (aau.spec.loader) as dictionary checks; any other is malformed YAML.
+_YAML_CHECKS = {"S006": "T020", "S007": "T021", "S008": "T022", "S009": "T004"}
+
+
 def _yaml_rows(text: str, file: str) -> tuple[dict[str, str], list[_Row]]:
     try:
-        data, lines = read_yaml(text, source=file)
+        data, lines = read_yaml(text, source=file, max_bytes=MAX_DICTIONARY_BYTES)
     except SpecError as exc:
-        raise TermDictionaryError(exc.message, file=file, line=exc.line, check="T006") from None
+        check = _YAML_CHECKS.get(exc.check, "T006")
+        raise TermDictionaryError(exc.message, file=file, line=exc.line, check=check) from None
     if not isinstance(data, dict) or not isinstance(data.get("terms"), list):
         raise TermDictionaryError(
             "a YAML dictionary is a mapping with a list under 'terms'",
@@ -401,6 +422,8 @@ def _check_rows(rows: Sequence[_Row], file: str, default_lang: str) -> Iterable[
                 raise TermDictionaryError(
                     "is empty", file=file, line=line, field=column, check="T007"
                 )
+        for column in ("canonical", "category"):  # they reach prompts and output as they are
+            _check_characters(row[column], file=file, line=line, field=column)
         category = row["category"].strip()
         if not _CATEGORY.match(category):
             raise TermDictionaryError(
@@ -453,6 +476,20 @@ def _check_rows(rows: Sequence[_Row], file: str, default_lang: str) -> Iterable[
         yield term
 
 
+def _check_characters(value: str, *, file: str, line: int | None, field: str) -> None:
+    """Refuse control characters (T010) and lone surrogates, which UTF-8 cannot encode (T002)."""
+    if _CONTROL.search(value):
+        raise TermDictionaryError(f"{value!r} holds a tab, newline or control character",
+                                  file=file, line=line, field=field, check="T010")  # fmt: skip
+    surrogate = _SURROGATE.search(value)
+    if surrogate:
+        raise TermDictionaryError(
+            f"{value!r} holds a lone surrogate (U+{ord(surrogate.group()):04X}), which is no "
+            "character and cannot be written as UTF-8",
+            file=file, line=line, field=field, check="T002",
+        )  # fmt: skip
+
+
 def check_surface(surface: str, *, file: str, line: int | None, field: str) -> None:
     """Refuse surface forms the matcher and the tokenizer cannot use as terms."""
 
@@ -463,8 +500,7 @@ def check_surface(surface: str, *, file: str, line: int | None, field: str) -> N
 
     if surface != surface.strip():
         raise fail("has leading or trailing whitespace", "T010")
-    if _CONTROL.search(surface):
-        raise fail("holds a tab, newline or control character", "T010")
+    _check_characters(surface, file=file, line=line, field=field)
     if _SPECIAL_LIKE.search(surface):
         raise fail("looks like a special token ('<', '>' or [NAME]) and could collide with "
                    "the tokenizer's own", "T014")  # fmt: skip

@@ -45,7 +45,8 @@ from aau.terms.matcher import TermHit, TermMatcher
 
 __all__ = ["DictionaryInfo", "TermSet", "TermStore", "default_store_dir", "shipped_dictionaries"]
 
-_TENANT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+# ASCII only, and fullmatch: "$" would also match before a final newline ("nl\n").
+_TENANT = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 _SHIPPED_DIR = Path(__file__).resolve().parents[2] / "termdicts"
 
 
@@ -103,8 +104,12 @@ class TermSet:
 
 
 def check_tenant_name(tenant: str) -> None:
-    """Refuse tenant names that cannot be folder names everywhere."""
-    if not _TENANT.match(tenant):
+    """Refuse tenant names that cannot be folder names everywhere (T016).
+
+    Letters, digits, ``_``, ``.``, ``-`` (ASCII), at most 64, not starting with a symbol: no
+    ``/``, ``..``, NUL, newline or empty name can reach a path.
+    """
+    if not isinstance(tenant, str) or not _TENANT.fullmatch(tenant):
         raise TermDictionaryError(
             f"tenant name {tenant!r} must be letters, digits, '_', '.' or '-' (at most 64, "
             "not starting with a symbol)",
@@ -144,6 +149,7 @@ class TermStore:
     # -- tenants --------------------------------------------------------------------------
 
     def _dir(self, tenant: str) -> Path:
+        check_tenant_name(tenant)  # every tenant path is built here
         return self.root / "tenants" / tenant
 
     @contextlib.contextmanager
@@ -192,6 +198,7 @@ class TermStore:
             self._live.pop(tenant, None)
 
     def _require(self, tenant: str) -> None:
+        check_tenant_name(tenant)
         if tenant not in self.tenants():
             known = ", ".join(self.tenants()) or "none yet"
             error = UnknownTenant(

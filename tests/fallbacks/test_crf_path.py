@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import random
+import shutil
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -58,7 +59,10 @@ def _unit_data(name: str, **block_changes: Any) -> dict[str, Any]:
 
 
 def _write_unit(folder: Path, name: str, *, link: bool = True, **block_changes: Any) -> Path:
-    """A copy of the shipped unit in ``folder``, with links to its examples and model."""
+    """A copy of the shipped unit in ``folder``, with copies of its examples and model.
+
+    Copies, not links: a unit's files must resolve inside its folder, links included.
+    """
     data = _unit_data(name, **block_changes)
     path = folder / f"{name}.yaml"
     path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
@@ -66,7 +70,7 @@ def _write_unit(folder: Path, name: str, *, link: bool = True, **block_changes: 
         block = GENERATOR.CRF_BLOCKS[name]
         model = block["model"]
         for file in (block["examples"], model, f"{model}.json"):
-            (folder / file).symlink_to(UNITS / file)
+            shutil.copyfile(UNITS / file, folder / file)
     return path
 
 

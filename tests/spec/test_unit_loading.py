@@ -451,8 +451,10 @@ def test_loading_unit_with_unknown_template_filter_is_a_located_spec_error(
     text = replace_once(FIND_TOTAL_YAML, '"Text: {{ text }}"', '"Text: {{ text | shout }}"')
     error = load_error(tmp_path, text)
 
-    assert error.spec_code == "S020"
+    assert error.spec_code == "S024"
     assert error.field == "prompt.template"
+    assert "unknown filter 'shout'" in error.message
+    assert "(template line 1)" in error.message
 
 
 def test_loading_unit_with_few_shot_example_violating_the_schema_names_the_example(
