@@ -1,25 +1,74 @@
 """``aau batch``: JSONL in, JSONL out, one output line per input line, in input order.
 
-A line is ``{"id", "text"}`` or ``{"id", "path"}`` (a PDF, image or text file). A bad line
-(not UTF-8, not JSON, no ``id``/``text``, an unreadable document) becomes an output line whose
-every unit carries the line's error code; the batch goes on. Inputs run concurrently (a
-bounded window) so the shared engine always has work queued, and lines are written as soon as
-every earlier line is done, so a crash loses nothing already written.
+A line is ``{"id", "text"}`` or ``{"id", "path"}`` (a PDF, image or text file), and may name
+the ``tenant`` whose term dictionaries apply. Nothing a line holds escapes it: a bad line (not
+UTF-8, not JSON, no ``id``/``text``, over a bound, an unreadable or forbidden document), and
+even an unexpected exception while one line is analysed (``internal_error``, type and message,
+no traceback), becomes an output line whose every unit carries the line's error code; the batch
+goes on. The bounds are those of ``aau.limits``:
+
+- a line over ``batch_line_bytes`` is ``input_too_large`` and is never parsed nor held whole
+  (the file is read in chunks), its id read from the line's start (``{"id": …`` first);
+- JSON nested deeper than ``json_depth`` is ``input_too_deep``, found by a scan of the brackets
+  outside strings before anything is built;
+- an integer over 4,300 digits (Python's conversion limit) is ``invalid_input``; such an id is
+  written as ``null``, not as text that would pass for a different id;
+- a ``text`` over ``text_chars`` characters is ``input_too_large``; lone surrogates in a text
+  (JSON can escape one: backslash, ``ud800``) reach the units as U+FFFD, at the same offsets;
+- a ``path`` must resolve, symlinks followed, inside the input file's folder or the
+  ``documents_root`` given (``--documents-root``): ``path_not_allowed`` otherwise, an absolute
+  path included unless it is inside; a NUL byte, a lone surrogate or an over-long path is
+  ``invalid_path``; documents are read in a worker thread within the document bounds (see
+  ``aau.ingest.Document.from_path`` for their codes: a FIFO or device is ``file_not_found``).
+
+Ids are written as given (a string keeps its lone surrogates, written as JSON escapes, so every
+output line is UTF-8 JSON). Inputs run concurrently (a bounded window, and a bound on the bytes
+of the lines in flight, so a few big lines do not run together) so the shared engine always has
+work queued, and lines are written as soon as every earlier line is done, so a crash loses
+nothing already written.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
+import re
 import sys
+from collections import deque
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import IO, Any, NamedTuple, TypeGuard
 
-from aau.errors import InputError
+from aau.errors import AAUError, InputError
 from aau.ingest import aload_document
+from aau.limits import LIMITS, Limits
 from aau.pipeline import Pipeline, PipelineResult
+from aau.terms.store import check_tenant_name
 
 __all__ = ["BatchLine", "parse_line", "run_batch"]
+
+_CHUNK = 1 << 16
+"""Bytes read from the input file at a time."""
+_ID_WINDOW = 1 << 16
+"""Bytes kept of an over-long line, to read its id from."""
+_MAX_INT_DIGITS = 4300
+"""Digits of the longest integer a line may hold: CPython's default conversion limit (a lower
+one set in the interpreter applies; an unlimited one does not, since conversion is quadratic)."""
+_PATH_BYTES, _NAME_BYTES = 4096, 255
+"""Longest path and longest path component (Linux's PATH_MAX and NAME_MAX)."""
+_MESSAGE_CHARS = 2000
+"""Characters kept of an unexpected exception's message."""
+
+_EOL = re.compile(rb"\r\n|\r|\n")
+_JSON_TOKEN = re.compile(r'\\.|["\[\]{}]', re.DOTALL)
+_LEADING_ID = re.compile(
+    rb'\A[ \t\r\n]*\{[ \t\r\n]*"id"[ \t\r\n]*:[ \t\r\n]*'
+    rb'("[^"\\]*(?:\\.[^"\\]*)*"|-?(?:0|[1-9][0-9]*)(?![0-9.eE]))',
+    re.DOTALL,
+)
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class BatchLine(NamedTuple):
@@ -31,22 +80,97 @@ class BatchLine(NamedTuple):
     tenant: str | None = None
 
 
-def parse_line(raw: bytes, number: int) -> BatchLine:
+class _Oversized(NamedTuple):
+    """A line over ``batch_line_bytes``: its first bytes and its size, the rest skipped."""
+
+    prefix: bytes
+    size: int
+
+
+class _NumberTooLong(ValueError):
+    def __init__(self, digits: int) -> None:
+        super().__init__(f"an integer of {digits:,} digits")
+        self.digits = digits
+
+
+class _TooLongInt:
+    """Stands for an integer too long to convert, while a bad line's id is looked for."""
+
+
+def _int_digits() -> int:
+    return min(_MAX_INT_DIGITS, sys.get_int_max_str_digits() or _MAX_INT_DIGITS)
+
+
+def _strict_int(token: str) -> int:
+    digits = len(token) - token.startswith("-")
+    if digits > _int_digits():
+        raise _NumberTooLong(digits)
+    return int(token)
+
+
+def _lenient_int(token: str) -> int | _TooLongInt:
+    return _TooLongInt() if len(token) - token.startswith("-") > _int_digits() else int(token)
+
+
+def _depth(line: str, limit: int) -> int:
+    """How deep the line's brackets outside strings nest, counting no further than ``limit + 1``.
+
+    One pass over the quotes, escapes and brackets, in time linear in the line (a regex for
+    whole strings would retry from every quote of an unterminated one). Exact for JSON; for
+    text that is not JSON, a number the parser's error then supersedes.
+    """
+    depth = deepest = 0
+    in_string = False
+    for match in _JSON_TOKEN.finditer(line):
+        token = match.group()
+        if token == '"':
+            in_string = not in_string
+        elif in_string or len(token) == 2:  # a bracket in a string, or an escape
+            continue
+        elif token in "[{":
+            depth += 1
+            if depth > limit:
+                return depth
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+    return deepest
+
+
+def parse_line(raw: bytes, number: int, *, limits: Limits | None = None) -> BatchLine:
     """The fields of one input line; ``InputError`` names the line and what is wrong.
 
     A line has ``id`` and either ``text`` or ``path`` (a PDF, image or text file), and may
-    name the ``tenant`` whose term dictionaries apply.
+    name the ``tenant`` whose term dictionaries apply. The line is refused, with a code, when it
+    is over ``limits.batch_line_bytes`` (``input_too_large``, before it is decoded), not UTF-8
+    (``invalid_utf8``), nested deeper than ``limits.json_depth`` (``input_too_deep``, before it
+    is parsed), not a JSON object, holds an integer over 4,300 digits (``invalid_input``), or a
+    ``text`` over ``limits.text_chars`` characters (``input_too_large``). Lone surrogates of a
+    ``text`` become U+FFFD.
     """
+    limits = limits or LIMITS
+    if len(raw) > limits.batch_line_bytes:
+        raise _too_large(number, len(raw), limits)
     try:
         line = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(
             f"line {number}: not UTF-8 (byte {exc.start})", code="invalid_utf8"
         ) from None
+    if _depth(line, limits.json_depth) > limits.json_depth:
+        raise _too_deep(number, limits)
     try:
-        record: Any = json.loads(line)
+        record: Any = json.loads(line, parse_int=_strict_int)
+    except _NumberTooLong as exc:
+        raise InputError(
+            f"line {number}: {exc}, over the limit of {_int_digits():,} digits; "
+            "send long numbers (ids too) as strings",
+            code="invalid_input",
+        ) from None
     except json.JSONDecodeError as exc:
         raise InputError(f"line {number}: not JSON: {exc.msg} (column {exc.colno})") from None
+    except RecursionError:  # the scan above keeps this from happening; kept as a last guard
+        raise _too_deep(number, limits) from None
     if not isinstance(record, dict):
         raise InputError(f"line {number}: expected a JSON object, got {type(record).__name__}")
     if "id" not in record:
@@ -60,81 +184,373 @@ def parse_line(raw: bytes, number: int) -> BatchLine:
         if key in record and not isinstance(record[key], str):
             kind = type(record[key]).__name__
             raise InputError(f"line {number}: {key!r} must be a string, got {kind}")
-    return BatchLine(record["id"], record.get("text"), record.get("path"), record.get("tenant"))
-
-
-def _id_of(raw: bytes) -> str | int | None:
-    """The id of a line that failed to parse, when one can still be read."""
-    try:
-        record = json.loads(raw.decode("utf-8", "replace"))
-    except json.JSONDecodeError:
-        return None
-    if isinstance(record, dict) and isinstance(record.get("id"), str | int):
-        return record["id"]
-    return None
-
-
-async def _one(
-    pipeline: Pipeline, raw: bytes, number: int, folder: Path, languages: str,
-    default_tenant: str | None = None,
-) -> PipelineResult:  # fmt: skip
-    try:
-        id_, text, path, tenant = parse_line(raw, number)
-    except InputError as exc:
-        return pipeline.failed(exc, id=_id_of(raw))
-    tenant = tenant or default_tenant
+    text = record.get("text")
     if text is not None:
-        return await pipeline.arun(text, id=id_, tenant=tenant)
-    assert path is not None
+        if len(text) > limits.text_chars:
+            raise InputError(
+                f"line {number}: 'text' has {len(text):,} characters, over the limit of "
+                f"{limits.text_chars:,} (AAU_MAX_TEXT_CHARS); split the document",
+                code="input_too_large",
+            )
+        text = _LONE_SURROGATE.sub("\ufffd", text)
+    return BatchLine(record["id"], text, record.get("path"), record.get("tenant"))
+
+
+def _too_large(number: int, size: int, limits: Limits) -> InputError:
+    return InputError(
+        f"line {number}: {size:,} bytes, over the limit of {limits.batch_line_bytes:,} "
+        "(AAU_MAX_BATCH_LINE_BYTES); the line was not read",
+        code="input_too_large",
+    )
+
+
+def _too_deep(number: int, limits: Limits) -> InputError:
+    return InputError(
+        f"line {number}: JSON nested deeper than {limits.json_depth} levels "
+        "(AAU_MAX_JSON_DEPTH); the line was not parsed",
+        code="input_too_deep",
+    )
+
+
+def _id_of(raw: bytes, limits: Limits) -> str | int | None:
+    """The id of a line that failed to parse, when one can still be read.
+
+    A line that parses as JSON gives its ``id``; one too long or too deep to parse, the id it
+    starts with (``{"id": …``). An integer id too long to convert gives None.
+    """
+    if len(raw) <= limits.batch_line_bytes:
+        line = raw.decode("utf-8", "replace")
+        if _depth(line, limits.json_depth) <= limits.json_depth:
+            try:
+                record = json.loads(line, parse_int=_lenient_int)
+            except (ValueError, RecursionError):
+                return None
+            value = record.get("id") if isinstance(record, dict) else None
+            return value if _is_id(value) else None
+    return _leading_id(raw)
+
+
+def _leading_id(raw: bytes) -> str | int | None:
+    match = _LEADING_ID.match(raw[:_ID_WINDOW])
+    if match is None:
+        return None
     try:
-        document = await aload_document(folder / path, languages=languages)
-    except InputError as exc:
-        return pipeline.failed(InputError(f"line {number}: {exc}", code=exc.code), id=id_)
-    return await pipeline.arun(document, id=id_, tenant=tenant)
+        value = json.loads(match.group(1).decode("utf-8", "replace"), parse_int=_lenient_int)
+    except ValueError:
+        return None
+    return value if _is_id(value) else None
+
+
+def _is_id(value: object) -> TypeGuard[str | int]:
+    return isinstance(value, str | int) and not isinstance(value, bool)
+
+
+def _document_path(path: str, root: Path) -> Path:
+    """Where a line's ``path`` points, symlinks resolved, if that is inside ``root``.
+
+    Raises:
+        InputError: ``invalid_path`` (a NUL byte, a lone surrogate, too long, a symlink loop)
+            or ``path_not_allowed`` (outside ``root``).
+    """
+    if "\x00" in path:
+        raise InputError(f"'path' {path!r} contains a NUL byte", code="invalid_path")
+    try:
+        encoded = os.fsencode(path)
+    except UnicodeError:
+        raise InputError(
+            f"'path' {path!r} holds characters no file name can (a lone surrogate)",
+            code="invalid_path",
+        ) from None
+    if len(encoded) > _PATH_BYTES or any(len(name) > _NAME_BYTES for name in encoded.split(b"/")):
+        raise InputError(
+            f"'path' is too long ({len(encoded):,} bytes; at most {_PATH_BYTES:,}, and "
+            f"{_NAME_BYTES} per name)",
+            code="invalid_path",
+        )
+    try:
+        resolved = (root / path).resolve()
+    except (OSError, RuntimeError, ValueError) as exc:  # RuntimeError: a symlink loop
+        raise InputError(
+            f"'path' {path!r} cannot be resolved ({exc})", code="invalid_path"
+        ) from None
+    if not resolved.is_relative_to(root):
+        raise InputError(
+            f"'path' {path!r} resolves outside {root}; documents are read only from there "
+            "(aau batch --documents-root DIR allows another folder)",
+            code="path_not_allowed",
+        )
+    return resolved
+
+
+def _allowed_root(folder: Path) -> Path:
+    """The folder documents may be read from, resolved; it must exist."""
+    try:
+        root = folder.resolve(strict=True)
+    except (OSError, RuntimeError, ValueError) as exc:
+        raise InputError(
+            f"documents root {folder}: cannot be resolved ({exc})", code="path_not_allowed"
+        ) from None
+    if not root.is_dir():
+        raise InputError(f"documents root {folder}: not a folder", code="path_not_allowed")
+    return root
+
+
+class _Context(NamedTuple):
+    """What every line of one batch shares."""
+
+    pipeline: Pipeline
+    root: Path
+    languages: str
+    tenant: str | None
+    limits: Limits
+
+
+async def _one(item: bytes | _Oversized, number: int, context: _Context) -> PipelineResult:
+    """One line's result; nothing raised while reading or analysing it escapes."""
+    pipeline, limits = context.pipeline, context.limits
+    id_: str | int | None = None
+    try:
+        if isinstance(item, _Oversized):
+            return pipeline.failed(
+                _too_large(number, item.size, limits), id=_leading_id(item.prefix)
+            )
+        try:
+            line = parse_line(item, number, limits=limits)
+        except InputError as exc:
+            return pipeline.failed(exc, id=_id_of(item, limits))
+        id_ = line.id
+        tenant = line.tenant or context.tenant
+        if tenant is not None and pipeline.terms is not None:
+            check_tenant_name(tenant)  # before the store makes a file name of it
+        if line.text is not None:
+            return await pipeline.arun(line.text, id=id_, tenant=tenant)
+        assert line.path is not None
+        try:
+            path = _document_path(line.path, context.root)
+            document = await aload_document(path, languages=context.languages, limits=limits)
+        except InputError as exc:
+            return pipeline.failed(InputError(f"line {number}: {exc}", code=exc.code), id=id_)
+        return await pipeline.arun(document, id=id_, tenant=tenant)
+    except AAUError as exc:
+        return pipeline.failed(exc, id=id_)
+    except Exception as exc:  # a bug, here or below: this line's error, never the batch's
+        return pipeline.failed(_internal(number, exc), id=id_)
+
+
+def _internal(number: int, exc: BaseException) -> InputError:
+    message = str(exc)
+    if len(message) > _MESSAGE_CHARS:
+        message = message[:_MESSAGE_CHARS] + "…"
+    return InputError(
+        f"line {number}: unexpected {type(exc).__name__}: {message}", code="internal_error"
+    )
+
+
+def _encode(result: PipelineResult) -> bytes:
+    """One output line: UTF-8 JSON, lone surrogates (an id, a message) written as escapes."""
+    text = json.dumps(result.to_dict(), ensure_ascii=False)
+    try:
+        return text.encode("utf-8") + b"\n"
+    except UnicodeEncodeError:
+        # A lone surrogate can only be inside a JSON string here, where its \uXXXX escape is
+        # what ensure_ascii=True would write: json.loads reads the same string back.
+        escaped = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+        return escaped.encode("utf-8") + b"\n"
+
+
+def _output_line(result: PipelineResult, number: int, pipeline: Pipeline) -> bytes:
+    """``_encode``, or the line's ``internal_error`` when its result cannot be written."""
+    try:
+        return _encode(result)
+    except Exception as exc:  # e.g. an output JSON cannot hold: still one line for the input
+        error = _internal(number, exc)
+    try:
+        return _encode(pipeline.failed(error, id=result.id))
+    except Exception:  # the id itself
+        return _encode(pipeline.failed(error))
+
+
+async def _read_lines(file: IO[bytes], limit: int) -> AsyncIterator[bytes | _Oversized]:
+    """The file's lines, split like ``bytes.splitlines``, read in chunks off the event loop.
+
+    A line over ``limit`` bytes comes as an ``_Oversized`` (its first bytes, its size) without
+    ever being held whole. Blank lines at the end of the file are its end, not inputs; inner
+    blank lines are inputs.
+    """
+    buffer = bytearray()
+    skipped: _Oversized | None = None  # the over-long line being skipped, until its end
+    blanks: list[tuple[bytes, int]] = []  # held back until a non-blank line: (raw, count) runs
+    eof = False
+    while not eof:
+        data = await asyncio.to_thread(file.read, _CHUNK)
+        eof = not data
+        buffer += data
+        start = 0
+        lines: list[bytes | _Oversized] = []
+        while True:
+            match = _EOL.search(buffer, start)
+            if match is None or (match.end() == len(buffer) and match.group() == b"\r" and not eof):
+                break  # no end of line yet, or a "\r" whose "\n" may be in the next chunk
+            piece = bytes(buffer[start : match.start()])
+            if skipped is not None:
+                lines.append(_Oversized(skipped.prefix, skipped.size + len(piece)))
+                skipped = None
+            elif len(piece) > limit:
+                lines.append(_Oversized(piece[:_ID_WINDOW], len(piece)))
+            else:
+                lines.append(piece)
+            start = match.end()
+        del buffer[:start]
+        # Of an over-long line only the first bytes are kept; a final "\r" stays, since its
+        # "\n" may come next.
+        keep = 1 if buffer.endswith(b"\r") and not eof else 0
+        if skipped is not None:
+            skipped = _Oversized(skipped.prefix, skipped.size + len(buffer) - keep)
+            del buffer[: len(buffer) - keep]
+        elif len(buffer) > limit:
+            skipped = _Oversized(bytes(buffer[:_ID_WINDOW]), len(buffer) - keep)
+            del buffer[: len(buffer) - keep]
+        if eof:
+            if skipped is not None:
+                lines.append(skipped)
+            elif buffer:
+                lines.append(bytes(buffer))
+        for line in lines:
+            if isinstance(line, bytes) and not line.strip():
+                if blanks and blanks[-1][0] == line:
+                    blanks[-1] = (line, blanks[-1][1] + 1)
+                else:
+                    blanks.append((line, 1))
+                continue
+            for blank, count in blanks:
+                for _ in range(count):
+                    yield blank
+            blanks.clear()
+            yield line
+
+
+class _Admission:
+    """At most ``slots`` lines analysed at once, with at most ``budget`` bytes of lines.
+
+    One line may always run, however big.
+    """
+
+    def __init__(self, slots: int, budget: int) -> None:
+        self._slots, self._budget = slots, budget
+        self._running = self._bytes = 0
+        self._changed = asyncio.Condition()
+
+    @contextlib.asynccontextmanager
+    async def admit(self, size: int) -> AsyncIterator[None]:
+        """Wait for room for a line of ``size`` bytes, and hold it while the block runs."""
+
+        def room() -> bool:
+            if self._running == 0:
+                return True
+            return self._running < self._slots and self._bytes + size <= self._budget
+
+        async with self._changed:
+            await self._changed.wait_for(room)
+            self._running += 1
+            self._bytes += size
+        try:
+            yield
+        finally:
+            async with self._changed:
+                self._running -= 1
+                self._bytes -= size
+                self._changed.notify_all()
 
 
 async def run_batch(
     pipeline: Pipeline, source: Path, target: Path, *, concurrency: int = 8,
-    languages: str = "eng", tenant: str | None = None,
+    languages: str = "eng", tenant: str | None = None, documents_root: Path | None = None,
+    limits: Limits | None = None,
 ) -> int:  # fmt: skip
     """Process ``source`` into ``target``; return the number of lines written.
 
-    Relative ``path`` values resolve against the input file's folder; ``tenant`` applies to
-    lines that name none.
+    ``path`` values resolve against ``documents_root`` (default: the input file's folder)
+    and must stay inside it; ``tenant`` applies to lines that name none; ``limits`` (default
+    ``aau.limits.LIMITS``) bounds lines, texts and documents.
+
+    Raises:
+        InputError: the input cannot be opened (``file_not_found``) or the documents root
+            does not exist (``path_not_allowed``); a bad line never raises.
     """
-    lines = source.read_bytes().splitlines()
-    # A trailing empty line is the file's end, not an input; inner blank lines are inputs.
-    while lines and not lines[-1].strip():
-        lines.pop()
-    window = asyncio.Semaphore(max(1, concurrency))
+    limits = limits or LIMITS
+    slots = max(1, concurrency)
+    context = _Context(
+        pipeline, _allowed_root(documents_root or source.parent), languages, tenant, limits
+    )
+    admission = _Admission(slots, 2 * limits.batch_line_bytes)
+    # Lines read ahead of the one being written: enough to keep every slot busy behind a slow
+    # line, bounded in number and bytes so that a big input is never held in memory.
+    ahead_lines, ahead_bytes = max(16, 4 * slots), 8 * limits.batch_line_bytes
 
-    async def bounded(raw: bytes, number: int) -> PipelineResult:
-        async with window:
-            return await _one(pipeline, raw, number, source.parent, languages, tenant)
+    async def bounded(item: bytes | _Oversized, number: int) -> PipelineResult:
+        async with admission.admit(_size(item)):
+            return await _one(item, number, context)
 
-    tasks = [asyncio.create_task(bounded(raw, n)) for n, raw in enumerate(lines, start=1)]
-    progress = _progress(len(tasks))
-    with target.open("w", encoding="utf-8") as out:
-        for task in tasks:  # in input order; later lines keep running meanwhile
-            result = await task
-            out.write(json.dumps(result.to_dict(), ensure_ascii=False) + "\n")
+    try:
+        file = source.open("rb")
+    except OSError as exc:
+        raise InputError(f"--input {source}: cannot be read ({exc.strerror})",
+                         code="file_not_found") from None  # fmt: skip
+    progress = _Progress(source)
+    written = 0
+    with file, target.open("wb") as out, contextlib.closing(progress):
+        pending: deque[tuple[asyncio.Task[PipelineResult], int]] = deque()
+        held = 0
+
+        async def write_first() -> None:
+            nonlocal held, written
+            task, size = pending.popleft()
+            held -= size
+            written += 1
+            out.write(_output_line(await task, written, pipeline))
             out.flush()
             progress()
-    return len(tasks)
+
+        number = 0
+        async for item in _read_lines(file, limits.batch_line_bytes):
+            number += 1
+            size = _size(item)
+            while pending and (len(pending) >= ahead_lines or held + size > ahead_bytes):
+                await write_first()  # in input order; later lines keep running meanwhile
+            pending.append((asyncio.create_task(bounded(item, number)), size))
+            held += size
+        while pending:
+            await write_first()
+    return written
 
 
-def _progress(total: int):  # noqa: ANN202  # a callable advancing the bar
-    if not sys.stderr.isatty():
-        return lambda: None
-    from rich.progress import Progress
+def _size(item: bytes | _Oversized) -> int:
+    return len(item) if isinstance(item, bytes) else len(item.prefix)
 
-    bar = Progress(transient=True)
-    bar.start()
-    task = bar.add_task("analysing", total=total)
 
-    def advance() -> None:
-        bar.advance(task)
-        if bar.tasks[0].completed >= total:
-            bar.stop()
+class _Progress:
+    """A progress bar on a terminal (lines of ``source``, counted first), else nothing."""
 
-    return advance
+    def __init__(self, source: Path) -> None:
+        self._advance: Callable[[], None] | None = None
+        self._stop: Callable[[], None] | None = None
+        if not sys.stderr.isatty():
+            return
+        from rich.progress import Progress
+
+        with source.open("rb") as file:
+            total = sum(chunk.count(b"\n") for chunk in iter(lambda: file.read(1 << 20), b""))
+        bar = Progress(transient=True)
+        bar.start()
+        task = bar.add_task("analysing", total=total or None)
+        self._advance, self._stop = (lambda: bar.advance(task)), bar.stop
+
+    def __call__(self) -> None:
+        """One more line written."""
+        if self._advance is not None:
+            self._advance()
+
+    def close(self) -> None:
+        """Take the bar off the terminal."""
+        if self._stop is not None:
+            self._stop()

@@ -97,6 +97,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
         problems = _data_problems(spec)
         for problem in problems:
             print(f"error: {problem}", file=sys.stderr)
+        for note in (note for fallback in spec.fallbacks for note in fallback.notes(spec)):
+            print(f"note: {note}", file=sys.stderr)
         failed += bool(problems)
         if not problems:
             print(f"ok: {path} ({spec.key})")
@@ -178,7 +180,8 @@ def cmd_batch(args: argparse.Namespace) -> int:
     pipeline = _pipeline(args)
     count = asyncio.run(
         run_batch(pipeline, Path(args.input), Path(args.output),
-                  concurrency=args.concurrency, languages=args.lang, tenant=args.tenant)
+                  concurrency=args.concurrency, languages=args.lang, tenant=args.tenant,
+                  documents_root=Path(args.documents_root) if args.documents_root else None)
     )  # fmt: skip
     print(f"wrote {count} lines to {args.output}", file=sys.stderr)
     return 0
@@ -252,6 +255,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", required=True, help="JSONL results, one line per input line")
     p.add_argument("--concurrency", type=int, default=8, help="inputs in flight (default 8)")
     p.add_argument("--lang", default="eng", help="tesseract languages for scans (eng+deu…)")
+    p.add_argument(
+        "--documents-root",
+        metavar="DIR",
+        help="the folder line paths must resolve inside (default: the input file's folder)",
+    )
     _add_engine_options(p)
     p.set_defaults(func=cmd_batch)
 

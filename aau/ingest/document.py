@@ -10,6 +10,10 @@ Each word carries a confidence: tesseract's word confidence for OCR'd pages, 1.0
 text. ``ocr_quality(start, end)`` turns them into a quality for any span (a unit's extracted
 value, once grounded with ``aau.ingest.alignment.align_value``), and ``locate`` gives the
 span's boxes on the page images for review tools.
+
+Reading is bounded by ``aau.limits`` (``Limits.document_bytes``, ``document_pages``,
+``text_chars``): a file over a bound, or one that is not a regular file, is refused with a coded
+``InputError`` before it is read further.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from os import PathLike
 from aau.ingest.content import BBox, PageContent, input_error
 from aau.ingest.loader import read_file, read_pages, text_page
 from aau.ingest.ocr import OcrOptions
+from aau.limits import Limits
 
 __all__ = ["PAGE_SEPARATOR", "Document", "Page", "Word", "aload_document", "load_document"]
 
@@ -130,6 +135,7 @@ class Document:
         languages: str = "eng",
         password: str | None = None,
         ocr: OcrOptions | None = None,
+        limits: Limits | None = None,
     ) -> Document:
         """Read a PDF, an image, or a UTF-8 text file.
 
@@ -141,16 +147,26 @@ class Document:
             languages: tesseract languages, e.g. ``"eng"`` or ``"eng+deu"``.
             password: the user password of an encrypted PDF.
             ocr: OCR rendering and threading options.
+            limits: the bounds on bytes, pages and characters (default ``aau.limits.LIMITS``).
 
         Raises:
-            InputError: with code ``file_not_found``, ``unsupported_format``, ``pdf_corrupt``,
+            InputError: with code ``file_not_found`` (also a directory, FIFO, device or socket:
+                only regular files are read), ``invalid_path`` (a NUL byte, too long),
+                ``input_too_large`` (over ``document_bytes``, or text over ``text_chars``),
+                ``too_many_pages`` (over ``document_pages``), ``unsupported_format``,
+                ``pdf_corrupt`` (also one page that cannot be loaded or rendered),
                 ``pdf_encrypted``, ``not_an_image``, ``image_too_large``, ``empty_document``
                 (no text at all), ``ocr_unavailable`` (tesseract missing, only when OCR is
                 needed), ``ocr_language_missing``, ``ocr_timeout`` or ``ocr_failed``.
         """
-        data = read_file(path)
+        data = read_file(path, limits=limits)
         return cls.from_bytes(
-            data, filename=str(path), languages=languages, password=password, ocr=ocr
+            data,
+            filename=str(path),
+            languages=languages,
+            password=password,
+            ocr=ocr,
+            limits=limits,
         )
 
     @classmethod
@@ -162,13 +178,19 @@ class Document:
         languages: str = "eng",
         password: str | None = None,
         ocr: OcrOptions | None = None,
+        limits: Limits | None = None,
     ) -> Document:
         """Read a document held in memory; like ``from_path``, with ``filename`` for messages.
 
         The content decides the format; the file name's suffix only settles ties.
         """
         pages = read_pages(
-            data, filename, languages=languages, options=ocr or OcrOptions(), password=password
+            data,
+            filename,
+            languages=languages,
+            options=ocr or OcrOptions(),
+            password=password,
+            limits=limits,
         )
         return cls.from_pages(pages, source=filename)
 
@@ -263,9 +285,10 @@ def load_document(
     languages: str = "eng",
     password: str | None = None,
     ocr: OcrOptions | None = None,
+    limits: Limits | None = None,
 ) -> Document:
     """Read a document file; the same as ``Document.from_path``."""
-    return Document.from_path(path, languages=languages, password=password, ocr=ocr)
+    return Document.from_path(path, languages=languages, password=password, ocr=ocr, limits=limits)
 
 
 async def aload_document(
@@ -274,13 +297,15 @@ async def aload_document(
     languages: str = "eng",
     password: str | None = None,
     ocr: OcrOptions | None = None,
+    limits: Limits | None = None,
 ) -> Document:
     """Read a document file without blocking the event loop (in a worker thread).
 
-    Reading is CPU and subprocess work; several documents may be read concurrently this way.
+    Reading, PDF rendering and OCR are CPU and subprocess work, all done in the thread; several
+    documents may be read concurrently this way.
     """
     return await asyncio.to_thread(
-        Document.from_path, path, languages=languages, password=password, ocr=ocr
+        Document.from_path, path, languages=languages, password=password, ocr=ocr, limits=limits
     )
 
 

@@ -11,6 +11,11 @@ we cannot know): a page-sized image with such text is read again by tesseract.
 
 PDFium is not thread-safe, even across documents, so every call into it holds one process-wide
 lock; tesseract runs outside it, in parallel.
+
+A PDF of more than ``Limits.document_pages`` pages is refused before any page is read
+(``too_many_pages``), text layers over ``Limits.text_chars`` characters in all stop the reading
+(``input_too_large``), and a page PDFium cannot load, read or render is the document's
+``pdf_corrupt`` error naming the page.
 """
 
 from __future__ import annotations
@@ -28,8 +33,10 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError('reading PDFs in aau.ingest needs pypdfium2: pip install "aau[ocr]"') from exc
 
+from aau.errors import InputError
 from aau.ingest.content import BBox, PageContent, PageWord, input_error
 from aau.ingest.ocr import OcrImage, OcrOptions, ocr_images
+from aau.limits import LIMITS, Limits
 
 __all__ = ["is_pdf", "read_pdf"]
 
@@ -61,6 +68,7 @@ def read_pdf(
     languages: str,
     options: OcrOptions,
     password: str | None = None,
+    limits: Limits | None = None,
 ) -> list[PageContent]:
     """Read every page of a PDF: the text layer if the page has one, else OCR of the render.
 
@@ -70,28 +78,31 @@ def read_pdf(
         languages: tesseract languages for pages without a text layer.
         options: OCR rendering and threading options.
         password: the user password of an encrypted PDF, if known.
+        limits: the bounds on pages and text (default ``aau.limits.LIMITS``).
 
     Returns:
         One ``PageContent`` per page, in order; geometry in PDF points, top-left origin.
 
     Raises:
-        InputError: ``pdf_corrupt``, ``pdf_encrypted``, ``empty_document``, or an OCR error code
-            when a page needs OCR.
+        InputError: ``pdf_corrupt`` (also a page that cannot be loaded, read or rendered),
+            ``pdf_encrypted``, ``empty_document``, ``too_many_pages``, ``input_too_large``, or
+            an OCR error code when a page needs OCR.
     """
+    limits = limits or LIMITS
     with _PDFIUM:
-        pdf = _open(data, source, password)
+        pdf = _open(data, source, password, limits.document_pages)
     try:
         contents: list[PageContent | None] = []
         scanned: list[int] = []
+        chars = 0
         with _PDFIUM:
             for index in range(len(pdf)):
-                page = pdf[index]
-                try:
-                    content = _text_layer(page)
-                finally:
-                    page.close()
+                content = _read_page(pdf, index, source)
                 if content is None:
                     scanned.append(index)
+                else:
+                    chars += len(content.text)
+                    _check_chars(chars, limits.text_chars, source)
                 contents.append(content)
         if scanned:
             read = ocr_images(
@@ -108,7 +119,39 @@ def read_pdf(
     return [content for content in contents if content is not None]
 
 
-def _open(data: bytes, source: str | Path | None, password: str | None) -> pdfium.PdfDocument:
+def _read_page(
+    pdf: pdfium.PdfDocument, index: int, source: str | Path | None
+) -> PageContent | None:
+    """One page's text layer (None: it needs OCR); a page PDFium cannot read is ``pdf_corrupt``."""
+    try:
+        page = pdf[index]
+    except pdfium.PdfiumError as exc:
+        raise _bad_page(source, index, "loaded", exc) from exc
+    try:
+        return _text_layer(page)
+    except pdfium.PdfiumError as exc:
+        raise _bad_page(source, index, "read", exc) from exc
+    finally:
+        page.close()
+
+
+def _bad_page(source: str | Path | None, index: int, what: str, exc: Exception) -> InputError:
+    return input_error(source, f"page {index + 1} cannot be {what} ({exc})", "pdf_corrupt")
+
+
+def _check_chars(chars: int, limit: int, source: str | Path | None) -> None:
+    if chars > limit:
+        raise input_error(
+            source,
+            f"the PDF's text is over the limit of {limit:,} characters (AAU_MAX_TEXT_CHARS); "
+            "split the document",
+            "input_too_large",
+        )
+
+
+def _open(
+    data: bytes, source: str | Path | None, password: str | None, max_pages: int
+) -> pdfium.PdfDocument:
     if b"%%EOF" not in data[-_EOF_WINDOW:]:
         # PDFium would rebuild a truncated file and return whatever pages survived; half a
         # contract analysed as if whole is worse than a clear refusal.
@@ -133,9 +176,18 @@ def _open(data: bytes, source: str | Path | None, password: str | None) -> pdfiu
             )
         reason = _LOAD_ERRORS.get(code, f"PDFium error {code}")
         raise input_error(source, f"the PDF cannot be parsed ({reason})", "pdf_corrupt")
-    if pdfium_c.FPDF_GetPageCount(raw) < 1:
+    pages = pdfium_c.FPDF_GetPageCount(raw)
+    if pages < 1:
         pdfium_c.FPDF_CloseDocument(raw)
         raise input_error(source, "the PDF has no pages", "empty_document")
+    if pages > max_pages:
+        pdfium_c.FPDF_CloseDocument(raw)
+        raise input_error(
+            source,
+            f"the PDF has {pages:,} pages, over the limit of {max_pages:,} "
+            "(AAU_MAX_DOCUMENT_PAGES); split the document",
+            "too_many_pages",
+        )
     # PDFium reads from ``data`` without copying it; read_pdf keeps it alive until close.
     return pdfium.PdfDocument(raw)
 
@@ -261,7 +313,10 @@ def _render(
     for index in indices:
         # The lock is released before each yield, so tesseract's threads never wait on it long.
         with _PDFIUM:
-            page = pdf[index]
+            try:
+                page = pdf[index]
+            except pdfium.PdfiumError as exc:
+                raise _bad_page(source, index, "loaded", exc) from exc
             try:
                 width, height = page.get_size()
                 scale = options.dpi / 72.0

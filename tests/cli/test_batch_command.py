@@ -18,8 +18,8 @@ from aau.spec.model import UnitSpec
 from tests.conftest import UNIT_FILES, UNITS_DIR, assert_result_contract
 
 MEGABYTE_TEXT = ("Lorem ipsum dolor sit amet, consectetur adipiscing elit. " * 17600)[
-    :1_000_000
-] + " Total due: EUR 99.00."
+    :999_978
+] + " Total due: EUR 99.00."  # 1,000,000 characters: LIMITS.text_chars, the most a line may hold
 
 
 def record(id_: Any, text: Any, **extra: Any) -> bytes:

@@ -135,3 +135,20 @@ def test_run_needs_text_or_file(capsys: pytest.CaptureFixture[str]) -> None:
 
     assert exited.value.code == 2
     assert "one of the arguments --text --file is required" in capsys.readouterr().err
+
+
+def test_validate_notes_a_pattern_that_runs_under_a_time_limit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    unit = tmp_path / "find_total.yaml"
+    unit.write_text(
+        FIND_TOTAL_YAML.replace(
+            "patterns:\n", "patterns:\n      - regex: '(?<=EUR )(?P<amount>\\d+)'\n", 1
+        ),
+        encoding="utf-8",
+    )
+    assert main(["validate", str(unit)]) == 0  # a note, not an error
+    captured = capsys.readouterr()
+    assert captured.out.startswith(f"ok: {unit}")
+    assert "note: " in captured.err
+    assert "patterns[0].regex: needs backtracking (lookaround); it runs under a" in captured.err

@@ -217,7 +217,8 @@ def test_requests_past_their_deadline_or_cancelled_fail_in_their_own_slot(
 def test_prompt_longer_than_the_context_falls_back_and_still_answers(
     default_engine: Any, price_unit: UnitSpec
 ) -> None:
-    filler = ("Lorem ipsum dolor sit amet, consectetur adipiscing elit. " * 17600)[:1_000_000]
+    # Far past the model's context, and within the input limit (LIMITS.text_chars).
+    filler = ("Lorem ipsum dolor sit amet, consectetur adipiscing elit. " * 17600)[:999_000]
     text = filler + " Total due: EUR 99.00."
 
     result = Pipeline([price_unit], engine=default_engine).run(text)["extract_price"]
