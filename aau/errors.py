@@ -13,6 +13,7 @@ AAUError
 ├── UnitRunError         a path of a unit run produced nothing usable
 │   ├── ValidationFailed       invalid_output
 │   │   └── UngroundedOutput   ungrounded_output
+│   ├── RunTimeout             run_timeout (policy.timeout_s spent before the path answered)
 │   └── FallbacksExhausted     fallbacks_exhausted (an ExceptionGroup, one entry per path)
 └── CalibrationError
 ```
@@ -35,6 +36,7 @@ __all__ = [
     "EngineUnavailable",
     "FallbacksExhausted",
     "InputError",
+    "RunTimeout",
     "SpecError",
     "TermDictionaryError",
     "UngroundedOutput",
@@ -160,6 +162,12 @@ class UnitRunError(AAUError):
     """One path of a unit run produced nothing usable."""
 
     code = "unit_run_error"
+
+
+class RunTimeout(UnitRunError):
+    """The unit's ``policy.timeout_s`` ran out before this path answered."""
+
+    code = "run_timeout"
 
 
 class ValidationFailed(UnitRunError):

@@ -306,6 +306,9 @@ class SentenceEmbedder:
         self._failed = False
         self._cache: dict[str, Any] = {}
         self._clock = threading.local()
+        # Unit runs score on worker threads; one forward pass at a time keeps the model's
+        # threads from oversubscribing the cores and the cache's updates whole.
+        self._lock = threading.Lock()
 
     @property
     def forward_ms(self) -> float:
@@ -353,16 +356,17 @@ class SentenceEmbedder:
         model = self._load()
         if model is None:
             return None
-        todo = [s for s in dict.fromkeys(sentences) if s not in self._cache]
-        if todo:
-            started = time.perf_counter()
-            vectors = model.encode(todo, normalize_embeddings=True, show_progress_bar=False)
-            self._clock.ms = self.forward_ms + (time.perf_counter() - started) * 1000
-            self._cache.update(zip(todo, vectors, strict=True))
-            if len(self._cache) > 20_000:  # bound memory in a long-lived process
-                for key in list(self._cache)[: len(self._cache) // 2]:
-                    del self._cache[key]
-        return [self._cache[s] for s in sentences]
+        with self._lock:
+            todo = [s for s in dict.fromkeys(sentences) if s not in self._cache]
+            if todo:
+                started = time.perf_counter()
+                vectors = model.encode(todo, normalize_embeddings=True, show_progress_bar=False)
+                self._clock.ms = self.forward_ms + (time.perf_counter() - started) * 1000
+                self._cache.update(zip(todo, vectors, strict=True))
+                if len(self._cache) > 20_000:  # bound memory in a long-lived process
+                    for key in list(self._cache)[: len(self._cache) // 2]:
+                        del self._cache[key]
+            return [self._cache[s] for s in sentences]
 
 
 def _cosine(a: Any, b: Any) -> float:

@@ -17,10 +17,11 @@ from aau.engines.base import Engine
 from aau.engines.registry import EngineConfig, build_engine
 from aau.errors import AAUError, InputError, TermDictionaryError
 from aau.ingest import Document
+from aau.limits import LIMITS
 from aau.pipeline.results import PipelineResult
 from aau.prompts.render import Layout
 from aau.results import Source, UnitError, UnitResult, zero_timings
-from aau.runner.runner import UnitRunner
+from aau.runner.runner import UnitRunner, valid_text
 from aau.spec.model import UnitSpec
 from aau.terms import TermSet, TermStore
 
@@ -119,19 +120,43 @@ class Pipeline:
         With a document, each result's ``sources`` place its fields on the pages, with the OCR
         quality of the words under them. ``tenant`` selects whose term dictionaries annotate
         the input (and, on an engine with ``term_merging``, whose merged tokens it is read in);
-        an unknown tenant fails every unit with ``unknown_tenant``.
+        an unknown tenant fails every unit with ``unknown_tenant``. Whatever goes wrong, the
+        result has every unit: an unexpected fault is each unit's ``internal_error``.
         """
-        text = source if isinstance(source, str) else source.text
+        try:
+            return await self._arun(source, id=id, tenant=tenant)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # nothing escapes a pipeline run either
+            return self.failed(InputError(
+                f"the input could not be analysed: {type(exc).__name__}: {exc}"[:2000],
+                code="internal_error"), id=id)  # fmt: skip
+
+    async def _arun(
+        self,
+        source: str | Document,
+        *,
+        id: str | int | None,
+        tenant: str | None,  # noqa: A002
+    ) -> PipelineResult:
+        text = valid_text(source if isinstance(source, str) else source.text)
+        if len(text) > LIMITS.text_chars:  # refused before any part reads it (each unit says so)
+            return self.failed(InputError(
+                f"the input text has {len(text):,} characters, over the limit of "
+                f"{LIMITS.text_chars:,} (AAU_MAX_TEXT_CHARS); split the document",
+                code="input_too_large"), id=id)  # fmt: skip
         try:
             terms = self.term_set(tenant)
         except TermDictionaryError as exc:
             return self.failed(exc, id=id)
-        hits = terms.find(text) if terms is not None else []
+        # Matching terms and building a document are CPU work that grows with the text: off the
+        # event loop, so that one long input does not stall the other requests' runs.
+        hits = await asyncio.to_thread(terms.find, text) if terms is not None else []
         document = source if not isinstance(source, str) else None
         if document is None and self.calibrator is not None:
             # Only the calibrator reads it (native text: OCR quality 1.0); building one costs
             # ~0.6 s for a 1 MB text, so plain text without a calibrator skips it.
-            document = _native(text)
+            document = await asyncio.to_thread(_native, text)
         results = await asyncio.gather(
             *(
                 r.run(text, document=document, terms=terms, term_hits=hits, tenant=tenant)

@@ -26,11 +26,12 @@ import dataclasses
 import inspect
 import json
 import math
+import re
 import time
 import unicodedata
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import jsonschema
 
@@ -45,15 +46,19 @@ from aau.errors import (
     EngineUnavailable,
     FallbacksExhausted,
     InputError,
+    RunTimeout,
     UngroundedOutput,
     ValidationFailed,
 )
 from aau.fsm.machine import FINAL_STATES, STATES, RunMachine
+from aau.limits import LIMITS
 from aau.prompts.render import Layout, render_messages
 from aau.results import Attempt, TraceStep, UnitError, UnitResult, zero_timings
 from aau.runner.grounding import ground_output
 from aau.spec.decoding_schema import decoding_schema, field_grammars
 from aau.spec.model import UnitSpec
+
+_T = TypeVar("_T")
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -82,10 +87,28 @@ def primary_confidence(generation: Generation) -> float:
     return math.exp(sum(free) / len(free))
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def valid_text(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD, at the same offsets.
+
+    A lone surrogate is not Unicode text, though JSON can spell one (a backslash, ``ud800``);
+    tokenizers and writers downstream fail on it, so every part reads U+FFFD instead.
+    """
+    return _LONE_SURROGATE.sub("\ufffd", text) if _LONE_SURROGATE.search(text) else text
+
+
 def check_text(text: str) -> None:
-    """Refuse inputs no path can analyse: empty, or mostly control characters (binary data)."""
+    """Refuse inputs no path can analyse: empty, too long, or mostly control characters."""
     if not text.strip():
         raise InputError("the input text is empty", code="empty_input")
+    if len(text) > LIMITS.text_chars:
+        raise InputError(
+            f"the input text has {len(text):,} characters, over the limit of "
+            f"{LIMITS.text_chars:,} (AAU_MAX_TEXT_CHARS); split the document",
+            code="input_too_large",
+        )
     sample = text[:4096]
     control = sum(1 for ch in sample if unicodedata.category(ch) in {"Cc", "Cs", "Co", "Cn"}
                   and ch not in "\n\r\t\f")  # fmt: skip
@@ -112,10 +135,11 @@ class _Run:
     text: str
     document: Document | None = None
     terms: TermSet | None = None
-    term_hits: Sequence[TermHit] = ()
+    term_hits: Sequence[TermHit] | None = None  # found once the text passed its checks
     tenant: str | None = None
     context: PathContext | None = None  # what the fallback paths are told besides the text
     started: float = field(default_factory=time.perf_counter)
+    deadline: float = 0.0  # time.monotonic() when policy.timeout_s runs out for the whole run
     path: str | None = None
     cursor: int = -1
     messages: list[dict[str, str]] = field(default_factory=list)
@@ -137,6 +161,9 @@ class _Run:
 
     def ms(self) -> float:
         return round((time.perf_counter() - self.started) * 1000, 3)
+
+    def remaining_s(self) -> float:
+        return self.deadline - time.monotonic()
 
     def note_error(self, error: AAUError) -> None:
         self.errors.append(error)
@@ -188,6 +215,12 @@ class UnitRunner:
         except InputError as exc:
             run.errors.append(exc)
             return "fail"
+        if run.terms is not None and run.term_hits is None:
+            run.term_hits = run.terms.find(run.text)
+        if run.term_hits:
+            run.context = dataclasses.replace(
+                self.context, extras={**self.context.extras, "term_hits": run.term_hits}
+            )
         if self.engine is None:
             return "fall_back"
         run.path = PRIMARY
@@ -196,7 +229,7 @@ class UnitRunner:
     def _prompting(self, run: _Run) -> str:
         try:
             run.messages = render_messages(
-                self.spec, run.text, self.layout, terms=run.terms, term_hits=run.term_hits
+                self.spec, run.text, self.layout, terms=run.terms, term_hits=run.term_hits or ()
             )
         except Exception as exc:  # a template error at run time is the unit author's
             run.note_error(ValidationFailed(f"{self.spec.name}: prompt rendering failed: {exc}"))
@@ -209,14 +242,14 @@ class UnitRunner:
             messages=run.messages,
             schema=self.schema,
             max_new_tokens=self.spec.policy.max_new_tokens,
-            deadline=time.monotonic() + self.spec.policy.timeout_s,
+            deadline=run.deadline,
             key=self.spec.key,
             terms=run.terms if self.engine.capabilities.merges_terms else None,
             tenant=run.tenant,
         )
         try:
             # The deadline is the engine's to honour; this bound holds even if one does not.
-            grace_s = self.spec.policy.timeout_s + min(5.0, self.spec.policy.timeout_s)
+            grace_s = max(0.0, run.remaining_s()) + min(5.0, self.spec.policy.timeout_s)
             result = (await asyncio.wait_for(self.engine.generate([request]), grace_s))[0]
         except TimeoutError:
             request.cancel.set()
@@ -291,11 +324,11 @@ class UnitRunner:
                     json_path=f"$.{name}", position=parsed.position,
                 )  # fmt: skip
 
-    def _scoring(self, run: _Run) -> str:
+    async def _scoring(self, run: _Run) -> str:
         assert run.answer is not None
         assert run.path is not None
         if self.calibrator is not None:
-            ran = self._run_witnesses(run)
+            ran = await self._run_witnesses(run)
             witnesses = [o for slot, o in run.outputs.items() if slot != run.cursor]
             # The path's own confidence becomes one signal among others; the calibrated
             # P(correct) is what the threshold, the attempts and the selection see.
@@ -307,10 +340,15 @@ class UnitRunner:
                 document=run.document, witnesses=[output for _, output in witnesses],
                 normalizers=self.normalizers,
             )  # fmt: skip
-            embedding_before = self.calibrator.embed_ms
-            calibrated = self.calibrator.confidence(evidence)
+            # On the event loop, unlike the paths: loading the embedding model on a worker thread
+            # left transformers' global state such that a model built later did not tie its
+            # weights (seen in tests/test_tiny_glm5.py). A forward pass takes tens of ms.
+            scored = self._on_loop(run, "calibrator", self._calibrate, evidence)
+            if isinstance(scored, AAUError):  # out of time, or a broken calibrator
+                run.note_error(scored)
+                return "fall_back"
+            calibrated, spent = scored
             # The coherence model's forward passes are reported apart, like model_ms.
-            spent = self.calibrator.embed_ms - embedding_before
             run.timings["embed_ms"] = run.timings.get("embed_ms", 0.0) + spent
             run.answer = dataclasses.replace(run.answer, confidence=calibrated)
             run.note = self._witness_note(run.answer.output, ran, witnesses)
@@ -324,6 +362,47 @@ class UnitRunner:
             return "accept"
         return "fall_back"
 
+    def _calibrate(self, evidence: PathEvidence) -> tuple[float, float]:
+        """The calibrated confidence and the ms its embeddings took (read on this thread)."""
+        assert self.calibrator is not None
+        before = self.calibrator.embed_ms
+        confidence = self.calibrator.confidence(evidence)
+        return confidence, self.calibrator.embed_ms - before
+
+    async def _off_loop(
+        self, run: _Run, what: str, work: Callable[..., _T], *args: Any
+    ) -> _T | AAUError:
+        """``work(*args)`` on a worker thread within the run's deadline, or the error it ends with.
+
+        Paths are CPU work (patterns, tagging): on the event loop one slow input would stall
+        every other unit run, and no deadline could interrupt it.
+        ``what`` names the work in messages (``crf path``).
+        """
+        remaining = run.remaining_s()
+        limit = f"policy.timeout_s ({self.spec.policy.timeout_s:g} s)"
+        if remaining <= 0:
+            return RunTimeout(f"{self.spec.name}: {limit} ran out before the {what} could run")
+        try:
+            return await asyncio.wait_for(asyncio.to_thread(work, *args), remaining)
+        except TimeoutError:
+            return RunTimeout(f"{self.spec.name}: the {what} did not finish within {limit}")
+        except AAUError as exc:
+            return exc
+        except Exception as exc:  # a broken path or calibrator must not take the unit down
+            return ValidationFailed(f"{self.spec.name}: {what} crashed: {exc!r}")
+
+    def _on_loop(self, run: _Run, what: str, work: Callable[..., _T], *args: Any) -> _T | AAUError:
+        """``work(*args)`` here, if the run's deadline allows, or the error it ends with."""
+        if run.remaining_s() <= 0:
+            limit = f"policy.timeout_s ({self.spec.policy.timeout_s:g} s)"
+            return RunTimeout(f"{self.spec.name}: {limit} ran out before the {what} could run")
+        try:
+            return work(*args)
+        except AAUError as exc:
+            return exc
+        except Exception as exc:  # a broken calibrator must not take the unit down
+            return ValidationFailed(f"{self.spec.name}: {what} crashed: {exc!r}")
+
     def _selected(self, run: _Run, *, is_complete: bool) -> tuple[str, PathAnswer] | None:
         """The answer the selection rule picks among those scored so far (see ``select``)."""
         index = select(
@@ -333,7 +412,7 @@ class UnitRunner:
         )
         return None if index is None else run.candidates[index]
 
-    def _falling_back(self, run: _Run) -> str:
+    async def _falling_back(self, run: _Run) -> str:
         run.cursor += 1
         run.answer = None
         if run.cursor >= len(self.fallbacks):
@@ -342,24 +421,20 @@ class UnitRunner:
         run.path = self.fallbacks[run.cursor].name
         result = run.witnessed.pop(run.cursor, None)  # it ran already, as a witness
         if result is None:
-            result = self._extract(run, run.cursor)
+            result = await self._extract(run, run.cursor)
         if isinstance(result, AAUError):
             run.note_error(result)
             return "fall_back"
         run.answer = result
         return "validate"
 
-    def _extract(self, run: _Run, index: int) -> PathAnswer | AAUError:
+    async def _extract(self, run: _Run, index: int) -> PathAnswer | AAUError:
         """The answer of the fallback at ``index``, or the error it failed with."""
         path = self.fallbacks[index]
-        try:
-            return path.extract(run.text, run.context or self.context)
-        except AAUError as exc:
-            return exc
-        except Exception as exc:  # a broken fallback must not take the unit down
-            return ValidationFailed(f"{self.spec.name}: {path.name} path crashed: {exc!r}")
+        context = run.context or self.context
+        return await self._off_loop(run, f"{path.name} path", path.extract, run.text, context)
 
-    def _run_witnesses(self, run: _Run) -> list[str]:
+    async def _run_witnesses(self, run: _Run) -> list[str]:
         """Run the fallbacks after the current path that have not run yet; their names.
 
         Training compares every path with all the others (the labelled runs run them all), so
@@ -369,7 +444,7 @@ class UnitRunner:
         for index in range(run.cursor + 1, len(self.fallbacks)):
             if index in run.witnessed:
                 continue
-            result = run.witnessed[index] = self._extract(run, index)
+            result = run.witnessed[index] = await self._extract(run, index)
             name = self.fallbacks[index].name
             if isinstance(result, AAUError):
                 ran.append(f"{name} ({result.code})")
@@ -414,14 +489,22 @@ class UnitRunner:
         when not given): templates and fallbacks read the hits, the engine may merge them.
         ``tenant`` (None: the default tenant) keeps the engine's prefix cache apart per tenant.
         """
-        if terms is not None and term_hits is None:
-            term_hits = terms.find(text)
-        run = _Run(text=text, document=document, terms=terms, term_hits=term_hits or (),
+        run = _Run(text=valid_text(text), document=document, terms=terms, term_hits=term_hits,
                    tenant=tenant)  # fmt: skip
-        if run.term_hits:
-            run.context = dataclasses.replace(
-                self.context, extras={**self.context.extras, "term_hits": run.term_hits}
+        run.deadline = time.monotonic() + self.spec.policy.timeout_s
+        try:
+            await self._walk(run)
+        except Exception as exc:  # nothing escapes a unit run: a bug here is this unit's error
+            run.final = None
+            run.flow_error = InputError(
+                f"{self.spec.name}: the run failed unexpectedly in state "
+                f"{run.trace[-1].state if run.trace else 'received'}: {exc!r}",
+                code="internal_error",
             )
+        return self._result(run)
+
+    async def _walk(self, run: _Run) -> None:
+        """Do each state's work and send the event it names, until the chart ends."""
         machine = RunMachine(self.spec.flow)
         run.trace.append(TraceStep(machine.state, None, 0.0))
         while not machine.is_final:
@@ -446,7 +529,6 @@ class UnitRunner:
             if run.note is not None:  # what the scoring just done ran and compared
                 detail, run.note = "; ".join(d for d in (detail, run.note) if d), None
             run.trace.append(TraceStep(machine.state, run.path, run.ms(), detail))
-        return self._result(run)
 
     def _result(self, run: _Run) -> UnitResult:
         timings = {k: round(v, 3) for k, v in {**zero_timings(), **run.timings}.items()}
