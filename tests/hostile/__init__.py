@@ -1,0 +1,1 @@
+"""The hostile corpus (``cases.yaml``), its harness (``corpus.py``) and the tests that run it."""
