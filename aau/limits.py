@@ -60,9 +60,7 @@ class Limits:
             try:
                 value = kind(raw)
             except ValueError:
-                raise ValueError(
-                    f"AAU_MAX_{field.name.upper()}={raw!r} is not a number"
-                ) from None
+                raise ValueError(f"AAU_MAX_{field.name.upper()}={raw!r} is not a number") from None
             if not value > 0:
                 raise ValueError(f"AAU_MAX_{field.name.upper()}={raw!r} must be positive")
             values[field.name] = value
