@@ -10,8 +10,10 @@ Shared by ``tests/hostile/test_corpus.py`` (one test per case) and ``benchmarks/
 * **runs** the real CLI on it, ``python -m aau.cli.main ...`` in a child process (``--no-model``
   for ``run`` and ``batch``), from a fresh working folder, with ``HOME`` and ``AAU_TERMS_DIR`` in
   the temporary folder and a wall-clock timeout (a child still running is killed: a *hang*).
-  Memory: every child's peak RSS (``ru_maxrss`` from ``os.wait4``) must stay under 2 GB, and an
-  address-space limit (``RLIMIT_AS``, set in ``preexec_fn``) stops a runaway: 2 GB for the
+  Memory: every child's peak RSS (``ru_maxrss`` of the command, reported by a small launcher
+  that starts it: a child forked straight from a test process would count that process's
+  memory too) must stay under 2 GB, and an address-space limit (``RLIMIT_AS``, set by the
+  launcher) stops a runaway: 2 GB for the
   children that do not load torch (validate, termdict, render: ~0.7 GB of address space, ~330 MB
   resident), 6 GB for those that do (batch, run, train: torch and the calibrator's sentence
   embedder reserve ~2.9 GB of address space for ~1 GB resident, so 2 GB aborts them at start
@@ -28,18 +30,15 @@ over every unit file, one ``aau termdict check`` over every dictionary, one ``aa
 every hostile line and document between good lines. A case whose shared run leaves it
 unjudged or failing (the run crashed, hung, or printed nothing about its file) is run again
 alone, and that run decides it, so a failure always comes with its own exit code and stderr.
-Children are started and reaped from one thread (no thread pool: ``preexec_fn`` is unsafe in a
-threaded parent), ``JOBS`` at a time.
+Children are started and reaped from one thread, ``JOBS`` at a time.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import os
 import re
-import resource
 import shutil
 import signal
 import struct
@@ -640,8 +639,23 @@ class Job:
         return TORCH_ADDRESS_BYTES if torch else MEMORY_BYTES
 
 
-def _limit_memory(limit: int) -> None:  # runs in the child between fork and exec
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+# Each child runs under this small launcher. A child forked straight from the test process
+# would count that process's memory in its ru_maxrss (Linux folds the pre-exec image's peak into
+# it; a full test session holds 2 GB of models), so the launcher, small itself, sets the
+# address-space limit, starts the command, and writes the command's own peak RSS to a file.
+_LAUNCHER = """
+import os, resource, signal, subprocess, sys
+rss_file, limit = sys.argv[1], int(sys.argv[2])
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+child = subprocess.Popen(sys.argv[3:])
+_, status, usage = os.wait4(child.pid, 0)
+with open(rss_file, "w") as out:
+    out.write(str(usage.ru_maxrss))
+if os.WIFSIGNALED(status):
+    signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+    os.kill(os.getpid(), os.WTERMSIG(status))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
 
 
 def cli(*args: str) -> list[str]:
@@ -687,11 +701,12 @@ class Runner:
                 self._count += 1
                 out = self.place.runs / f"{self._count}.out"
                 err = self.place.runs / f"{self._count}.err"
+                rss = self.place.runs / f"{self._count}.rss"
+                launched = [sys.executable, "-c", _LAUNCHER, str(rss), str(job.address_space)]
                 with out.open("wb") as stdout, err.open("wb") as stderr:
                     process = subprocess.Popen(
-                        job.argv, cwd=job.cwd, env=job.env, stdin=subprocess.DEVNULL,
-                        stdout=stdout, stderr=stderr,
-                        preexec_fn=functools.partial(_limit_memory, job.address_space),
+                        [*launched, *job.argv], cwd=job.cwd, env=job.env,
+                        stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
                         start_new_session=True,
                     )  # fmt: skip
                 running[process.pid] = (job, process, time.monotonic(), out, err)
@@ -717,12 +732,20 @@ class Runner:
                     stderr=err.read_text(encoding="utf-8", errors="replace"),
                     timed_out=timed_out,
                     wall_s=time.monotonic() - started,
-                    max_rss_mb=usage.ru_maxrss / 1024,  # KiB on Linux
+                    max_rss_mb=_peak_rss_kib(out.with_suffix(".rss"), usage) / 1024,
                 )
                 self.runs.append(run)
                 pending.extend(job.done(run) or ())
             if not finished:
                 time.sleep(0.02)
+
+
+def _peak_rss_kib(rss_file: Path, launcher: Any) -> float:
+    """The command's peak RSS (KiB) as its launcher wrote it; the launcher's own if it could not."""
+    try:
+        return float(rss_file.read_text())
+    except (OSError, ValueError):  # killed before writing (a timeout): the launcher's figure
+        return float(launcher.ru_maxrss)
 
 
 # -- verdicts ----------------------------------------------------------------------------------
