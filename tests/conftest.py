@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -184,3 +185,25 @@ def smollm2_tokenizer() -> Any:
 
     gguf = default_model_path()
     return AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+
+
+def within(seconds: float, work: Callable[[], Any]) -> BaseException | None:
+    """Run ``work`` in a daemon thread; fail unless it ends within ``seconds``.
+
+    Returns what it raised (None if nothing): the hang guard of the hostile-input tests.
+    """
+    outcome: list[BaseException | None] = []
+
+    def target() -> None:
+        try:
+            work()
+        except BaseException as exc:  # noqa: BLE001  # handed to the test
+            outcome.append(exc)
+        else:
+            outcome.append(None)
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"still running after {seconds} s"
+    return outcome[0]

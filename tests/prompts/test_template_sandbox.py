@@ -8,10 +8,8 @@ neither runs code (a marker file in ``tmp_path`` never appears) nor grows withou
 
 from __future__ import annotations
 
-import threading
 import time
 import tracemalloc
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +23,7 @@ from aau.prompts.render import render_messages
 from aau.spec.loader import read_yaml
 from aau.spec.model import UnitSpec
 from aau.spec.templates import compiled_template, render_template
-from tests.conftest import FIND_TOTAL_YAML
+from tests.conftest import FIND_TOTAL_YAML, within
 
 EXPLOITS = {
     "lipsum": "{{ lipsum.__globals__.os.system('touch MARKER') }}",
@@ -68,25 +66,6 @@ def bypassed(template: str, *, system: str | None = None) -> UnitSpec:
     if system is not None:
         update["system"] = system
     return unit.model_copy(update={"prompt": unit.prompt.model_copy(update=update)})
-
-
-def within(seconds: float, work: Callable[[], Any]) -> BaseException | None:
-    """Run ``work`` in a thread; it must end within ``seconds``. Returns what it raised."""
-    outcome: list[BaseException | None] = []
-
-    def target() -> None:
-        try:
-            work()
-        except BaseException as exc:  # noqa: BLE001  # handed to the test
-            outcome.append(exc)
-        else:
-            outcome.append(None)
-
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    thread.join(seconds)
-    assert not thread.is_alive(), f"still running after {seconds} s"
-    return outcome[0]
 
 
 # -- refused at load (aau validate) ---------------------------------------------------------

@@ -13,7 +13,6 @@ import functools
 import os
 import resource
 import sys
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,7 @@ from aau.spec.loader import (
     read_yaml,
 )
 from aau.spec.model import UnitSpec
-from tests.conftest import FIND_TOTAL_YAML
+from tests.conftest import FIND_TOTAL_YAML, within
 
 DEADLINE_S = 30.0  # generous: each of these is refused in well under a second
 RSS_GROWTH_LIMIT = 200 * 2**20
@@ -52,25 +51,6 @@ def alias_bomb(levels: int = 9, width: int = 10) -> str:
     for prev, name in zip(names, names[1:], strict=False):
         lines.append(f"{name}: &{name} [{', '.join([f'*{prev}'] * width)}]")
     return "\n".join(lines) + "\n"
-
-
-def within(seconds: float, call: Callable[[], Any]) -> BaseException | None:
-    """Run ``call`` in a daemon thread; fail unless it ends in time; return what it raised."""
-    outcome: list[BaseException | None] = []
-
-    def target() -> None:
-        try:
-            call()
-        except BaseException as exc:  # noqa: BLE001  # handed to the test
-            outcome.append(exc)
-        else:
-            outcome.append(None)
-
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    thread.join(seconds)
-    assert not thread.is_alive(), f"still running after {seconds} s"
-    return outcome[0]
 
 
 def max_rss_bytes() -> int:

@@ -13,7 +13,6 @@ import os
 import resource
 import subprocess
 import sys
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from aau.errors import TermDictionaryError
 from aau.terms import TermStore, load_dictionary, parse_dictionary
 from aau.terms import dictionary as dictionary_module
 from aau.terms.store import check_tenant_name
+from tests.conftest import within
 
 DEADLINE_S = 30.0  # generous: each of these is refused in well under a second
 REPO = Path(__file__).resolve().parents[2]
@@ -47,25 +47,6 @@ def alias_bomb(levels: int = 9, width: int = 10) -> str:
         lines.append(f"lol{level}: &lol{level} [{refs}]")
     lines.append(f"terms: *lol{levels}")
     return "\n".join(lines) + "\n"
-
-
-def within(seconds: float, call: Callable[[], Any]) -> BaseException | None:
-    """Run ``call`` in a daemon thread; fail unless it ends in time; return what it raised."""
-    outcome: list[BaseException | None] = []
-
-    def target() -> None:
-        try:
-            call()
-        except BaseException as exc:  # noqa: BLE001  # handed to the test
-            outcome.append(exc)
-        else:
-            outcome.append(None)
-
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    thread.join(seconds)
-    assert not thread.is_alive(), f"still running after {seconds} s"
-    return outcome[0]
 
 
 def refused(call: Callable[[], Any]) -> TermDictionaryError:
