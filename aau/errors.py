@@ -7,8 +7,10 @@ AAUError
 ├── TermDictionaryError  a customer's bad term dictionary or upload (codes T001…)
 │   └── UnknownTenant          unknown_tenant
 ├── EngineError          .retryable; the model backend could not answer
-│   ├── EngineUnavailable      engine_unavailable
+│   ├── EngineUnavailable      engine_unavailable (server down, every circuit open)
+│   │   └── EngineOverloaded   engine_overloaded (429 until the retries ran out)
 │   ├── EngineTimeout          engine_timeout
+│   ├── EngineBadResponse      invalid_output (an answer that is no completion)
 │   └── ConstraintNotHonored   constraint_not_honored
 ├── UnitRunError         a path of a unit run produced nothing usable
 │   ├── ValidationFailed       invalid_output
@@ -31,7 +33,9 @@ __all__ = [
     "AAUError",
     "CalibrationError",
     "ConstraintNotHonored",
+    "EngineBadResponse",
     "EngineError",
+    "EngineOverloaded",
     "EngineTimeout",
     "EngineUnavailable",
     "FallbacksExhausted",
@@ -150,6 +154,18 @@ class EngineTimeout(EngineError):
 
     code = "engine_timeout"
     retryable = True
+
+
+class EngineOverloaded(EngineUnavailable):
+    """The server kept answering 429 (too many requests) until the retries or the time ran out."""
+
+    code = "engine_overloaded"
+
+
+class EngineBadResponse(EngineError):
+    """The server answered, but not with a completion that can be read: the next path runs."""
+
+    code = "invalid_output"
 
 
 class ConstraintNotHonored(EngineError):

@@ -53,7 +53,9 @@ class Source:
     ocr_quality: float
 
 
-TIMINGS = ("queue_ms", "prefill_ms", "decode_ms", "model_ms", "embed_ms", "total_ms")
+TIMINGS = (
+    "ready_ms", "queue_ms", "prefill_ms", "decode_ms", "model_ms", "embed_ms", "total_ms",
+)  # fmt: skip
 """The keys of every ``UnitResult.timings``, in order."""
 
 
@@ -72,7 +74,8 @@ class UnitResult:
     confidence: float
     path: str | None
     error: UnitError | None
-    # ms: queue, prefill, decode, total; model (the LLM's forward passes) and embed (the
+    # ms: ready (waiting for the engine to load or become healthy: not charged to the run's
+    # timeout), queue, prefill, decode, total; model (the LLM's forward passes) and embed (the
     # calibrator's sentence-embedding forward passes); the rest of total is the framework's.
     timings: dict[str, float]
     trace: tuple[TraceStep, ...] = ()
@@ -81,6 +84,8 @@ class UnitResult:
     tokens: dict[str, int] = field(default_factory=dict)
     sources: dict[str, Source] = field(default_factory=dict)
     """Per output field, where it is in the document (set when the input is a ``Document``)."""
+    engine: str | None = None
+    """The engine of the model path's last try (of the unit's ``engines`` chain), if it ran."""
 
     @property
     def states(self) -> list[str]:

@@ -46,6 +46,9 @@ class FunctionEngine:
                                       token_entropies=(0.1,) * 4))  # fmt: skip
         return results
 
+    async def ready(self) -> None:
+        """Always ready."""
+
     async def warmup(self, schemas: Sequence[dict[str, Any]] = ()) -> None:
         """Nothing to load."""
 
@@ -73,6 +76,10 @@ class FaultyEngine:
         healthy = [r for r in requests if not self.when(r)]
         answers = iter(await self.engine.generate(healthy)) if healthy else iter(())
         return [self.fault if self.when(r) else next(answers) for r in requests]
+
+    async def ready(self) -> None:
+        """Ready when the wrapped engine is."""
+        await self.engine.ready()
 
     async def warmup(self, schemas: Sequence[dict[str, Any]] = ()) -> None:
         """Warm the wrapped engine."""

@@ -64,6 +64,16 @@ class Calibrator(Protocol):
         ...
 
     @property
+    def logprobs_after_mask(self) -> bool:
+        """Whether it was fitted on log-probabilities taken after the constraint mask.
+
+        A server's (vLLM's) are taken after the mask, the in-process engine's before it. The
+        runner gives it the generations only of engines of the same kind
+        (``EngineCapabilities.logprobs_after_mask``); others are scored on their other signals.
+        """
+        ...
+
+    @property
     def embed_ms(self) -> float:
         """Milliseconds spent so far in sentence-embedding forward passes (0 if it has none).
 

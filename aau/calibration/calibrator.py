@@ -176,6 +176,15 @@ class MlpCalibrator:
         return self.score(observe(evidence, self.embedder))
 
     @property
+    def logprobs_after_mask(self) -> bool:
+        """The kind of log-probabilities it was fitted on (``metadata["engine"]``).
+
+        ``aau calibrate --engine`` records it; artifacts from before are of the raw kind.
+        """
+        engine = self.metadata.get("engine")
+        return bool(engine.get("logprobs_after_mask")) if isinstance(engine, dict) else False
+
+    @property
     def embed_ms(self) -> float:
         """Milliseconds this calibrator's embedder has spent in forward passes."""
         return self.embedder.forward_ms if self.embedder is not None else 0.0

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from aau.cli.batch import run_batch
 from aau.cli.termdict import add_termdict_parser
-from aau.engines.registry import EngineConfig
+from aau.engines.registry import EngineConfig, engine_configs
 from aau.errors import AAUError, InputError, SpecError
 from aau.fallbacks.crf_training import format_report, train_unit
 from aau.grammars.build import main as build_main
@@ -50,6 +50,15 @@ def _add_engine_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--dtype", choices=["float32", "bfloat16", "float16", "auto"])
     group.add_argument("--no-model", action="store_true", help="run fallback paths only")
     group.add_argument(
+        "--base-url", action="append", metavar="URL",
+        help="an OpenAI-compatible server (engine openai; repeat for replicas)",
+    )  # fmt: skip
+    group.add_argument("--served-model", help="the model name the server knows (engine openai)")
+    group.add_argument(
+        "--engines", metavar="FILE",
+        help="named engines (YAML: name -> engine settings) for units' `engines` chains",
+    )  # fmt: skip
+    group.add_argument(
         "--term-merging",
         action="store_true",
         default=None,
@@ -64,11 +73,14 @@ def _pipeline(args: argparse.Namespace) -> Pipeline:
     terms = TermStore(args.terms_store)
     if args.no_model:
         return Pipeline(units, engine=False, terms=terms)
+    remote = {"base_urls": args.base_url, "served_model": args.served_model}
     config = EngineConfig.from_sources(
         args.engine_config, backend=args.backend, model=args.model, device=args.device,
         dtype=args.dtype, term_merging=args.term_merging,
+        remote={k: v for k, v in remote.items() if v} or None,
     )  # fmt: skip
-    return Pipeline(units, engine=config, terms=terms)
+    engines = engine_configs(args.engines) if args.engines else None
+    return Pipeline(units, engine=config, engines=engines, terms=terms)
 
 
 def _load(path: Path) -> UnitSpec:

@@ -34,6 +34,11 @@ class EngineCapabilities:
     the model's answer (without them it scores that answer on its other signals)."""
     merges_terms: bool = False
     """Reads tenants' dictionary terms as single merged tokens (else terms only annotate)."""
+    logprobs_after_mask: bool = False
+    """The log-probabilities are taken after the constraint mask (vLLM's are), not from the raw
+    distribution: a calibrator fitted on one kind must not read the other's."""
+    prefix_cache: bool = False
+    """Reuses the KV of prompt prefixes it has seen (``Generation.cached_tokens`` tells hits)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +121,19 @@ class Engine(Protocol):
         self, requests: Sequence[GenerationRequest]
     ) -> list[Generation | EngineError]:
         """One result per request, in order; a failed request holds its ``EngineError``."""
+        ...
+
+    async def ready(self) -> None:
+        """Return once the engine can serve: weights loaded, or a server healthy.
+
+        Cheap once ready (every unit run calls it). The runner does not charge this wait to a
+        run's deadline and reports it apart (``ready_ms``): a cold process's first runs must
+        not time out on the model load.
+
+        Raises:
+            EngineUnavailable: the engine could not become ready within its own bound
+                (``EngineConfig.ready_timeout_s``).
+        """
         ...
 
     async def warmup(self, schemas: Sequence[dict[str, Any]] = ()) -> None:

@@ -53,7 +53,9 @@ class TransformersEngine:
     def __init__(self, config: EngineConfig | None = None) -> None:
         self.config = config or EngineConfig()
         self.capabilities = EngineCapabilities(
-            token_logprobs=True, merges_terms=self.config.term_merging
+            token_logprobs=True,
+            merges_terms=self.config.term_merging,
+            prefix_cache=self.config.prefix_cache_mb > 0,
         )
         self.model: Any = None
         self.tokenizer: Any = None
@@ -122,6 +124,20 @@ class TransformersEngine:
             # Stop the worker between steps at exit: killed inside a torch op, it aborts noisily.
             atexit.register(self._stop_worker)
             self.load_s = time.perf_counter() - started
+
+    async def ready(self) -> None:
+        """Load the weights (off the event loop) unless they are loaded already."""
+        if self.model is not None:
+            return
+        timeout_s = self.config.ready_timeout_s
+        try:
+            await asyncio.wait_for(asyncio.to_thread(self.load), timeout_s)
+        except TimeoutError:
+            raise EngineUnavailable(f"the model did not load within {timeout_s:g} s") from None
+        except EngineError:
+            raise
+        except Exception as exc:
+            raise EngineUnavailable(f"model failed to load: {exc}") from exc
 
     async def warmup(self, schemas: Sequence[dict[str, Any]] = ()) -> None:
         """Load weights, compile ``schemas`` and run one real probe generation."""

@@ -5,12 +5,14 @@ group (the shipped ``transformers`` engine in AAU's own ``pyproject.toml``), so 
 names one and nothing here imports it. The engine is configuration, not code: the same
 ``EngineConfig`` comes from a YAML file, environment variables (``AAU_ENGINE``, ``AAU_MODEL``,
 ``AAU_DEVICE``, ``AAU_DTYPE``, ``AAU_THREADS``, ``AAU_MAX_BATCH_SIZE``, ``AAU_PREFIX_CACHE_MB``,
-``AAU_CACHE_DIR``, ``AAU_TERM_MERGING``…) or CLI flags.
+``AAU_CACHE_DIR``, ``AAU_TERM_MERGING``; for a remote engine ``AAU_BASE_URLS`` (comma-separated),
+``AAU_SERVED_MODEL``, ``AAU_DIALECT``) or CLI flags.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -19,14 +21,64 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from aau.decoding.base import CONSTRAINT_BACKENDS
 from aau.engines.base import Engine
+from aau.engines.resilience import BreakerSettings, RetryPolicy
 from aau.errors import EngineUnavailable, SpecError
 from aau.registry import Registry, UnknownName
 from aau.spec.loader import line_of, read_yaml_file
 
-__all__ = ["ENGINES", "EngineConfig", "available_engines", "build_engine"]
+__all__ = [
+    "ENGINES",
+    "EngineConfig",
+    "RemoteSettings",
+    "available_engines",
+    "build_engine",
+    "engine_configs",
+]
 
 ENGINES: Registry[Callable[[EngineConfig], Engine]] = Registry("engine", "aau.engines")
 """Engine factories (an engine class, or a function of the config) by backend name."""
+
+
+class RemoteSettings(BaseModel):
+    """Where an OpenAI-compatible server is and how to talk to it (``backend: openai``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    base_urls: tuple[str, ...] = ()
+    """Replicas serving the same model, e.g. ``http://10.0.0.5:8000`` (the ``/v1`` is added)."""
+    served_model: str | None = None
+    """The model name the server knows; None asks the first replica (``GET /v1/models``)."""
+    dialect: Literal["vllm", "sglang", "openai"] = "vllm"
+    """What the server accepts beyond the OpenAI API: vLLM takes ``cache_salt`` (per-tenant
+    prefix caches); SGLang and plain OpenAI servers get the common request only."""
+    api_key_env: str = "AAU_API_KEY"
+    """The environment variable holding the API key (never the key itself: configs get logged)."""
+    max_in_flight: int = Field(32, ge=1, le=4096)
+    """Requests sent to one replica at once; more wait in AAU's queue (their ``queue_ms``)."""
+    request_timeout_s: float = Field(60.0, gt=0, le=3600)
+    """The longest one HTTP attempt may take; the unit run's deadline bounds it too."""
+    connect_timeout_s: float = Field(3.0, gt=0, le=600)
+    top_logprobs: int = Field(5, ge=0, le=20)
+    """Alternatives per token asked for; the token entropies are computed from them."""
+    retry: RetryPolicy = RetryPolicy()
+    breaker: BreakerSettings = BreakerSettings()
+
+    @field_validator("base_urls", mode="before")
+    @classmethod
+    def _split(cls, value: Any) -> Any:
+        return (
+            tuple(u.strip() for u in value.split(",") if u.strip())
+            if isinstance(value, str)
+            else value
+        )
+
+    @field_validator("base_urls")
+    @classmethod
+    def _http_urls(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for url in value:
+            if not url.startswith(("http://", "https://")):
+                raise ValueError(f"base URL {url!r} must start with http:// or https://")
+        return tuple(u.rstrip("/").removesuffix("/v1") for u in value)
 
 
 class EngineConfig(BaseModel):
@@ -56,6 +108,11 @@ class EngineConfig(BaseModel):
     """Read each tenant's dictionary terms as single merged tokens (in-process engine only).
     Off by default: on the shipped units it did not make extraction more accurate
     (``benchmarks/RESULTS.md``, "Term layer"); terms still annotate prompts and features."""
+    ready_timeout_s: float = Field(900.0, gt=0)
+    """How long a unit run waits for the engine to be ready (weights loaded, a server healthy).
+    That wait is reported apart (``ready_ms``) and not charged to the run's ``timeout_s``."""
+    remote: RemoteSettings = RemoteSettings()
+    """The servers of an OpenAI-compatible engine (``backend: openai``)."""
 
     @field_validator("constraint_backend")
     @classmethod
@@ -84,7 +141,19 @@ class EngineConfig(BaseModel):
             name = "AAU_ENGINE" if key == "backend" else f"AAU_{key.upper()}"
             if env.get(name):
                 values[key] = env[name]
-        values.update({k: v for k, v in overrides.items() if v is not None})
+        remote = values.get("remote") or {}
+        if isinstance(remote, dict):  # anything else is reported by validation below
+            for key in ("base_urls", "served_model", "dialect"):
+                if env.get(f"AAU_{key.upper()}"):
+                    remote = {**remote, key: env[f"AAU_{key.upper()}"]}
+            if remote:
+                values["remote"] = remote
+        for key, value in overrides.items():
+            if value is None:
+                continue
+            if key == "remote" and isinstance(value, dict) and isinstance(values.get(key), dict):
+                value = {**values[key], **value}  # a flag changes one remote setting, not all
+            values[key] = value
         try:
             return cls.model_validate(values)
         except ValidationError as exc:
@@ -96,6 +165,37 @@ class EngineConfig(BaseModel):
                 field=".".join(map(str, err["loc"])),
                 check="S060",
             ) from None
+
+
+_ENGINE_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+
+
+def engine_configs(file: str | Path) -> dict[str, EngineConfig]:
+    """Named engines from a YAML mapping (``glm5: {backend: openai, remote: {...}}``).
+
+    Units name them in their ``engines`` chain. ``AAU_*`` variables do not apply here: each
+    entry says what it is.
+
+    Raises:
+        SpecError: the file is not such a mapping, or an entry is not a valid engine config.
+    """
+    data, lines, _ = read_yaml_file(Path(file))
+    if not isinstance(data, dict) or not data:
+        raise SpecError("an engines file maps engine names to engine settings",
+                        file=str(file), line=1, check="S060")  # fmt: skip
+    configs = {}
+    for name, values in data.items():
+        if not isinstance(name, str) or not _ENGINE_NAME.match(name):
+            raise SpecError(f"engine name {name!r} must match {_ENGINE_NAME.pattern}",
+                            file=str(file), line=line_of(lines, (name,)), check="S060")  # fmt: skip
+        try:
+            configs[name] = EngineConfig.model_validate(values or {})
+        except ValidationError as exc:
+            err = exc.errors(include_url=False)[0]
+            loc = (name, *err["loc"])
+            raise SpecError(err["msg"], file=str(file), line=line_of(lines, loc),
+                            field=".".join(map(str, loc)), check="S060") from None  # fmt: skip
+    return configs
 
 
 def available_engines() -> list[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,7 +21,7 @@ from aau.limits import LIMITS
 from aau.pipeline.results import PipelineResult
 from aau.prompts.render import Layout
 from aau.results import Source, UnitError, UnitResult, zero_timings
-from aau.runner.runner import UnitRunner, valid_text
+from aau.runner.runner import DEFAULT_ENGINE, UnitRunner, valid_text
 from aau.spec.model import UnitSpec
 from aau.terms import TermSet, TermStore
 
@@ -50,6 +50,8 @@ class Pipeline:
             paths only).
         layout: prompt layout (``aau.prompts.render_messages``): ``unit_first`` shares each
             unit's instructions across inputs, ``document_first`` shares a document across units.
+        engines: further named engines (instances or configs) for units whose ``engines``
+            chain names them (``engines: [glm5, local]``); ``default`` is ``engine``.
         calibrator: the calibrator that scores paths (see ``_calibrator``).
         terms: the term store tenants' dictionaries come from (``aau.terms.TermStore``); None
             uses the default store (``AAU_TERMS_DIR``), False turns the term layer off.
@@ -60,6 +62,7 @@ class Pipeline:
         units: Iterable[UnitSpec | str | Path],
         engine: Engine | EngineConfig | None | bool = None,
         *,
+        engines: Mapping[str, Engine | EngineConfig] | None = None,
         layout: Layout = "unit_first",
         calibrator: Calibrator | str | Path | None | bool = None,
         terms: TermStore | None | bool = None,
@@ -72,10 +75,19 @@ class Pipeline:
         if engine is None or isinstance(engine, EngineConfig):
             engine = build_engine(engine)
         self.engine: Engine | None = engine if engine is not False else None  # type: ignore[assignment]
+        self.engines: dict[str, Engine] = {
+            name: build_engine(e) if isinstance(e, EngineConfig) else e
+            for name, e in (engines or {}).items()
+        }
+        """The named engines (``default`` is ``engine``, when there is one)."""
+        if self.engine is not None:
+            self.engines.setdefault(DEFAULT_ENGINE, self.engine)
         self.calibrator = _calibrator(calibrator)
         self._terms = terms
         self.runners = [
-            UnitRunner(spec, self.engine, layout=layout, calibrator=self.calibrator)
+            UnitRunner(
+                spec, self.engine, engines=self.engines, layout=layout, calibrator=self.calibrator
+            )  # fmt: skip
             for spec in specs
         ]
 
@@ -91,9 +103,10 @@ class Pipeline:
         engine's prefix cache, so the first real request of each unit skips most of its prefill.
         The prefix cache is kept per tenant: this fills the default tenant's part.
         """
-        if self.engine is None:
+        if not self.engines:
             return
-        await self.engine.warmup([r.schema for r in self.runners])
+        used = {id(e): e for r in self.runners for _, e in r.chain}
+        await asyncio.gather(*(e.warmup([r.schema for r in self.runners]) for e in used.values()))
         terms = self.term_set(None)
         await asyncio.gather(*(r.run("warm-up probe", terms=terms) for r in self.runners))
 

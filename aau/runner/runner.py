@@ -29,7 +29,7 @@ import math
 import re
 import time
 import unicodedata
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -66,9 +66,33 @@ if TYPE_CHECKING:
     from aau.ingest import Document
     from aau.terms import TermHit, TermSet
 
-__all__ = ["UnitRunner", "primary_confidence"]
+__all__ = ["DEFAULT_ENGINE", "UnitRunner", "engine_chain", "primary_confidence"]
 
 PRIMARY = "primary"
+DEFAULT_ENGINE = "default"
+"""The name of a pipeline's own engine in a unit's ``engines`` chain."""
+
+
+def engine_chain(
+    spec: UnitSpec, engine: Engine | None, engines: Mapping[str, Engine]
+) -> list[tuple[str, Engine]]:
+    """The engines ``spec``'s model path tries, in order, as ``(name, engine)``.
+
+    A unit without ``engines`` uses the pipeline's engine (none: fallbacks only).
+
+    Raises:
+        ValueError: the unit names an engine the pipeline does not have.
+    """
+    named = {**engines, **({DEFAULT_ENGINE: engine} if engine is not None else {})}
+    if not spec.engines:
+        return [(DEFAULT_ENGINE, engine)] if engine is not None else []
+    missing = [name for name in spec.engines if name not in named]
+    if missing:
+        raise ValueError(
+            f"{spec.name}: engines {', '.join(missing)} are not among the pipeline's engines "
+            f"({', '.join(sorted(named)) or 'none'})"
+        )
+    return [(name, named[name]) for name in spec.engines]
 
 
 def primary_confidence(generation: Generation) -> float:
@@ -141,6 +165,8 @@ class _Run:
     started: float = field(default_factory=time.perf_counter)
     deadline: float = 0.0  # time.monotonic() when policy.timeout_s runs out for the whole run
     path: str | None = None
+    engine_index: int = 0  # which of the unit's engines the model path is on
+    engine_name: str | None = None
     cursor: int = -1
     messages: list[dict[str, str]] = field(default_factory=list)
     answer: PathAnswer | None = None
@@ -178,11 +204,14 @@ class UnitRunner:
         spec: UnitSpec,
         engine: Engine | None,
         *,
+        engines: Mapping[str, Engine] | None = None,
         layout: Layout = "unit_first",
         calibrator: Calibrator | None = None,
     ) -> None:
         self.spec = spec
-        self.engine = engine
+        self.chain = engine_chain(spec, engine, engines or {})
+        """The model path's engines in the order they are tried: ``(name, engine)``."""
+        self.engine = self.chain[0][1] if self.chain else None
         self.calibrator = calibrator
         self.layout: Layout = layout
         self.grammars = field_grammars(spec.fields)
@@ -193,8 +222,14 @@ class UnitRunner:
         self.context = PathContext(unit_name=spec.name, output_schema=spec.output)
         self.normalizers = output_normalizers(spec) if calibrator is not None else {}
         # An engine that reports no token log-probabilities gives the calibrator nothing to read
-        # in its generations: the model path is then scored on its other signals.
-        self._reads_generation = engine is not None and engine.capabilities.token_logprobs
+        # in its generations, and one whose log-probabilities are of another kind than those the
+        # calibrator was fitted on (raw or after the mask) would mislead it: the model path is
+        # then scored on its other signals.
+        fitted = calibrator.logprobs_after_mask if calibrator is not None else False
+        self._reads_generation = {
+            name: e.capabilities.token_logprobs and e.capabilities.logprobs_after_mask == fitted
+            for name, e in self.chain
+        }
         self._work: dict[str, Callable[[_Run], str | Awaitable[str]]] = {
             "received": self._received,
             "prompting": self._prompting,
@@ -221,7 +256,7 @@ class UnitRunner:
             run.context = dataclasses.replace(
                 self.context, extras={**self.context.extras, "term_hits": run.term_hits}
             )
-        if self.engine is None:
+        if not self.chain:
             return "fall_back"
         run.path = PRIMARY
         return "prompt"
@@ -237,51 +272,91 @@ class UnitRunner:
         return "decode"
 
     async def _decoding(self, run: _Run) -> str:
-        assert self.engine is not None
+        """The model's answer from the unit's engines, tried in order within the deadline."""
+        while True:
+            name, engine = self.chain[run.engine_index]
+            run.engine_name = name
+            error = await self._generate(run, engine)
+            if error is None:
+                return "validate"
+            run.note_error(error)
+            if (
+                run.engine_index + 1 < len(self.chain)
+                and error.code in self.spec.policy.fallback_on
+                and run.remaining_s() > 0
+            ):
+                run.engine_index += 1
+                following = self.chain[run.engine_index][0]
+                run.trace.append(TraceStep(
+                    "decoding", PRIMARY, run.ms(),
+                    f"engine {name}: {_detail(error)}; next engine {following}"))  # fmt: skip
+                continue
+            return self._route_failure(error.code)
+
+    async def _generate(self, run: _Run, engine: Engine) -> AAUError | None:
+        """One engine's answer into ``run.answer``, or the error it failed with."""
+        label = self.spec.name
+        if run.engine_name != DEFAULT_ENGINE:
+            label += f" on engine {run.engine_name}"
+        # Waiting for the engine to load (or a server to become healthy) is reported apart and
+        # moves the deadline: a cold process's first runs must not time out on the model load.
+        waited = time.perf_counter()
+        try:
+            await engine.ready()
+        except EngineError as exc:
+            return exc
+        except Exception as exc:  # a broken engine fails this path, never the sibling units
+            return EngineUnavailable(f"{label}: the engine failed to get ready: {exc!r}")
+        ready_s = time.perf_counter() - waited
+        if ready_s > 0.001:
+            run.timings["ready_ms"] = run.timings.get("ready_ms", 0.0) + ready_s * 1000
+            run.deadline += ready_s
+        if run.remaining_s() <= 0:
+            return EngineTimeout(f"{label}: policy.timeout_s ran out before the model could run")
         request = GenerationRequest(
             messages=run.messages,
             schema=self.schema,
             max_new_tokens=self.spec.policy.max_new_tokens,
             deadline=run.deadline,
             key=self.spec.key,
-            terms=run.terms if self.engine.capabilities.merges_terms else None,
+            terms=run.terms if engine.capabilities.merges_terms else None,
             tenant=run.tenant,
         )
         try:
             # The deadline is the engine's to honour; this bound holds even if one does not.
             grace_s = max(0.0, run.remaining_s()) + min(5.0, self.spec.policy.timeout_s)
-            result = (await asyncio.wait_for(self.engine.generate([request]), grace_s))[0]
+            result = (await asyncio.wait_for(engine.generate([request]), grace_s))[0]
         except TimeoutError:
             request.cancel.set()
-            result = EngineTimeout(f"{self.spec.name}: no answer within {grace_s:.0f} s")
+            result = EngineTimeout(f"{label}: no answer within {grace_s:.0f} s")
         except asyncio.CancelledError:
+            request.cancel.set()
             raise
         except Exception as exc:  # a broken engine fails this path, never the sibling units
-            result = EngineUnavailable(f"{self.spec.name}: the engine failed: {exc!r}")
+            result = EngineUnavailable(f"{label}: the engine failed: {exc!r}")
         if isinstance(result, EngineError):
-            run.note_error(result)
-            return self._route_failure(result.code)
+            return result
         run.generation = result
         run.timings.update(
-            queue_ms=result.timings.queue_ms,
-            prefill_ms=result.timings.prefill_ms,
-            decode_ms=result.timings.decode_ms,
-            model_ms=result.model_ms,
+            queue_ms=run.timings.get("queue_ms", 0.0) + result.timings.queue_ms,
+            prefill_ms=run.timings.get("prefill_ms", 0.0) + result.timings.prefill_ms,
+            decode_ms=run.timings.get("decode_ms", 0.0) + result.timings.decode_ms,
+            model_ms=run.timings.get("model_ms", 0.0) + result.model_ms,
         )
         run.tokens = {"prompt": result.prompt_tokens, "cached": result.cached_tokens,
                       "generated": result.generated_tokens}  # fmt: skip
         if result.finish_reason == "length":
-            run.note_error(ValidationFailed(
-                f"{self.spec.name}: the token budget of {self.spec.policy.max_new_tokens} ran out "
-                "before the JSON was complete; raise policy.max_new_tokens"))  # fmt: skip
-            return self._route_failure("invalid_output")
+            return ValidationFailed(
+                f"{label}: the token budget of {self.spec.policy.max_new_tokens} ran out "
+                "before the JSON was complete; raise policy.max_new_tokens")  # fmt: skip
         try:
             output = json.loads(result.text)
         except json.JSONDecodeError as exc:
-            run.note_error(ValidationFailed(f"{self.spec.name}: model output is not JSON: {exc}"))
-            return self._route_failure("invalid_output")
+            return ValidationFailed(f"{label}: model output is not JSON: {exc}")
+        if not isinstance(output, dict):
+            return ValidationFailed(f"{label}: model output is not a JSON object")
         run.answer = PathAnswer(output=output, confidence=primary_confidence(result))
-        return "validate"
+        return None
 
     def _validating(self, run: _Run) -> str:
         assert run.answer is not None
@@ -335,7 +410,8 @@ class UnitRunner:
             evidence = PathEvidence(
                 run.path, run.answer, outcome="valid", text=run.text,
                 description=self.spec.description,
-                generation=run.generation if run.path == PRIMARY and self._reads_generation
+                generation=run.generation
+                if run.path == PRIMARY and self._reads_generation.get(run.engine_name or "")
                 else None,
                 document=run.document, witnesses=[output for _, output in witnesses],
                 normalizers=self.normalizers,
@@ -540,6 +616,7 @@ class UnitRunner:
             "trace": tuple(run.trace),
             "attempts": tuple(run.attempts),
             "tokens": run.tokens,
+            "engine": run.engine_name,
         }
         if run.final is not None:
             path, answer = run.final

@@ -137,6 +137,10 @@ class UnitSpec(_Strict):
     fallbacks: list[SerializeAsAny[FallbackSpec]] = []
     """Ordered non-model paths (``crf``, ``heuristic``, any registered kind)."""
     policy: Policy = Policy()
+    engines: list[Annotated[str, Field(pattern=_NAME)]] = Field([], max_length=8)
+    """The model path's engines in order, by the names a pipeline gives its engines
+    (``[glm5, local]``): when one fails (down, overloaded, timed out, a bad response) the next is
+    tried within the same deadline, then the fallbacks. Empty: the pipeline's default engine."""
     fields: dict[str, FieldSpec] = {}
     """Per output field: the grammar its value must follow."""
     locale: Locale = Locale()

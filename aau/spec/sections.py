@@ -15,7 +15,7 @@ __all__ = ["FallbackTrigger", "FewShotExample", "FieldSpec", "Locale", "Policy",
 
 FallbackTrigger = Literal[
     "invalid_output", "ungrounded_output", "low_confidence", "engine_unavailable",
-    "engine_timeout", "context_too_long", "constraint_not_honored",
+    "engine_timeout", "engine_overloaded", "context_too_long", "constraint_not_honored",
 ]  # fmt: skip
 
 
@@ -79,6 +79,6 @@ class Policy(_Strict):
     """The model's values must be found in the text (not copied from the few-shot examples)."""
     fallback_on: list[FallbackTrigger] = [
         "invalid_output", "ungrounded_output", "low_confidence", "engine_unavailable",
-        "engine_timeout", "context_too_long", "constraint_not_honored",
+        "engine_timeout", "engine_overloaded", "context_too_long", "constraint_not_honored",
     ]  # fmt: skip
     """Which primary-path outcomes move the run to the fallbacks."""

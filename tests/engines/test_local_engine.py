@@ -128,6 +128,9 @@ class RecordingEngine:
         self.calls.extend(zip(requests, results, strict=True))
         return results
 
+    async def ready(self) -> None:
+        await self.engine.ready()
+
     async def warmup(self, schemas: Sequence[dict[str, Any]] = ()) -> None:
         await self.engine.warmup(schemas)
 

@@ -52,6 +52,9 @@ class HangingEngine:
         await asyncio.sleep(3600)
         raise AssertionError("unreachable")
 
+    async def ready(self) -> None:
+        """Nothing to load."""
+
     async def warmup(self, schemas: Sequence[dict[str, Any]] = ()) -> None:
         """Nothing to load."""
 

@@ -28,6 +28,7 @@ class FixedCalibrator:
         self.calls: list[dict[str, Any]] = []
 
     embed_ms = 0.0
+    logprobs_after_mask = False
 
     def confidence(self, evidence: PathEvidence) -> float:
         self.calls.append(evidence_fields(evidence))
@@ -95,6 +96,7 @@ class AgreementCalibrator:
         self.calls: list[dict[str, Any]] = []
 
     embed_ms = 0.0
+    logprobs_after_mask = False
 
     def confidence(self, evidence: PathEvidence) -> float:
         self.calls.append(evidence_fields(evidence))
@@ -223,6 +225,7 @@ def test_a_run_measures_agreement_as_the_labelled_runs_do() -> None:
             self.seen: list[tuple[str, dict[str, Any], Any]] = []
 
         embed_ms = 0.0
+        logprobs_after_mask = False
 
         def confidence(self, evidence: PathEvidence) -> float:
             observation = observe(evidence)

@@ -84,6 +84,7 @@ class CrashingCalibrator:
     """Fault injector: a calibrator that raises what a tokenizer raises on odd text."""
 
     embed_ms = 0.0
+    logprobs_after_mask = False
 
     def confidence(self, evidence: PathEvidence) -> float:
         raise TypeError("TextEncodeInput must be Union[TextInputSequence, ...]")
