@@ -22,6 +22,7 @@ which answers agreed.
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
 import inspect
 import json
@@ -335,6 +336,10 @@ class UnitRunner:
         except Exception as exc:  # a broken engine fails this path, never the sibling units
             result = EngineUnavailable(f"{label}: the engine failed: {exc!r}")
         if isinstance(result, EngineError):
+            if run.engine_name != DEFAULT_ENGINE:  # say which engine of the chain it was
+                labelled = copy.copy(result)
+                labelled.args = (f"{label}: {result}",)
+                return labelled
             return result
         run.generation = result
         run.timings.update(
