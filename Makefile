@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: install demo test test-fast lint typecheck contracts check clean
+.PHONY: install vllm demo test test-fast lint typecheck contracts check clean
 
 install: $(VENV)/.installed
 
@@ -19,10 +19,15 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install -q -e ".[test,calibration]"
 	touch $@
 
+# The vLLM server the remote-engine tests start on loopback: its own venv and model folder, made
+# once under AAU_VLLM_HOME (default ~/.cache/aau-vllm), outside this venv.
+vllm:
+	.ci/vllm-setup
+
 demo: install
 	$(PY) examples/pipeline.py
 
-test: install
+test: install vllm
 	$(VENV)/bin/aau validate units/
 	$(PY) -m pytest -q
 

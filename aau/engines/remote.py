@@ -13,13 +13,17 @@ retried on the failure class's policy within the request's deadline. Cancelling 
 (``request.cancel`` or cancelling the task) closes its connection, which makes vLLM abort the
 generation on its side.
 
-httpx is the HTTP client. Its connection pools belong to one event loop, so the engine keeps
-one client per running loop (``Pipeline.run`` starts a loop per call).
+httpx is the HTTP client. Its connection pool belongs to one event loop while callers come from
+many (``Pipeline.run`` starts a loop per call), so the engine does its I/O on an event loop of
+its own, on one daemon thread, as the local engine computes on its own worker thread; callers
+await the results from theirs. ``close`` ends that loop and its connections.
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
+import concurrent.futures
 import contextlib
 import hashlib
 import json
@@ -30,10 +34,9 @@ import random
 import re
 import threading
 import time
-import weakref
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Coroutine, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import httpx
 
@@ -56,6 +59,7 @@ _HEALTH_PATH = {"vllm": "/health", "sglang": "/health", "openai": "/v1/models"}
 _CANCEL_POLL_S = 0.05
 _MAX_RESPONSE_BYTES = 16 * 2**20  # a completion of a unit's budget is kilobytes
 _SCHEMA_NAME = re.compile(r"[^A-Za-z0-9_-]")
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,14 +86,6 @@ class Replica:
 
     def __str__(self) -> str:
         return self.url
-
-
-@dataclass
-class _Loop:
-    """What belongs to one event loop: the HTTP client and the wake-up for freed slots."""
-
-    client: httpx.AsyncClient
-    freed: asyncio.Condition = field(default_factory=asyncio.Condition)
 
 
 class _Retry(Exception):
@@ -128,9 +124,11 @@ class OpenAIEngine:
         """The retries made, newest last (bounded), with their delays: the schedule."""
         self._api_key = os.environ.get(self.settings.api_key_env) or None
         self._lock = threading.Lock()
-        self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Loop] = (
-            weakref.WeakKeyDictionary()
-        )
+        # The engine's own I/O loop, its client and the wake-up for freed slots (made on start).
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._client: httpx.AsyncClient | None = None
+        self._freed: asyncio.Condition | None = None
         self._rng = random.Random()
         self._ready = False
         self._turn = 0  # breaks ties between equally loaded replicas in turn
@@ -141,7 +139,7 @@ class OpenAIEngine:
         self, requests: Sequence[GenerationRequest]
     ) -> list[Generation | EngineError]:
         """Send the requests concurrently; each failure stays in its own slot."""
-        return list(await asyncio.gather(*(self._guarded(r) for r in requests)))
+        return await self._on_engine_loop(self._generate(requests))
 
     async def ready(self) -> None:
         """Wait until a replica answers its health check (and learn the served model's name).
@@ -151,6 +149,75 @@ class OpenAIEngine:
         Raises:
             EngineUnavailable: no replica was healthy within ``ready_timeout_s``.
         """
+        if not self._ready:
+            await self._on_engine_loop(self._wait_ready())
+
+    async def warmup(self, schemas: Sequence[dict[str, Any]] = ()) -> None:
+        """Wait for a healthy replica; the server compiles schemas and caches prefixes itself."""
+        await self.ready()
+
+    def close(self) -> None:
+        """Close the connections and end the engine's I/O loop (a later call starts them anew)."""
+        with self._lock:
+            loop, thread, client = self._loop, self._thread, self._client
+            self._loop = self._thread = self._client = self._freed = None
+        if loop is None or thread is None:
+            return
+        if client is not None:
+            with contextlib.suppress(Exception):  # closing must not fail on a dead server
+                asyncio.run_coroutine_threadsafe(client.aclose(), loop).result(timeout=5)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=5)
+        if not thread.is_alive():
+            loop.close()
+        atexit.unregister(self.close)
+
+    # -- the engine's own loop -----------------------------------------------------------
+
+    async def _on_engine_loop(self, work: Coroutine[Any, Any, _T]) -> _T:
+        """Run ``work`` on the engine's loop and await it from the caller's; cancel it with us."""
+        future = asyncio.run_coroutine_threadsafe(work, self._started())
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            future.cancel()  # cancels the task there: its connection closes, vLLM aborts
+            raise
+
+    def _started(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is not None:
+                return self._loop
+            loop = asyncio.new_event_loop()
+            ready = concurrent.futures.Future[None]()
+
+            def serve() -> None:
+                asyncio.set_event_loop(loop)
+                size = self.settings.max_in_flight * len(self.replicas)
+                self._client = httpx.AsyncClient(
+                    limits=httpx.Limits(max_connections=size + 8, max_keepalive_connections=size)
+                )
+                self._freed = asyncio.Condition()
+                ready.set_result(None)
+                loop.run_forever()
+
+            thread = threading.Thread(target=serve, name="aau-remote-engine", daemon=True)
+            thread.start()
+            ready.result(timeout=10)
+            self._loop, self._thread = loop, thread
+            atexit.register(self.close)
+            return loop
+
+    async def _generate(
+        self, requests: Sequence[GenerationRequest]
+    ) -> list[Generation | EngineError]:
+        if self.served_model is None:  # the name comes from the server: ask it first
+            try:
+                await self._wait_ready()
+            except EngineError as exc:
+                return [exc for _ in requests]
+        return list(await asyncio.gather(*(self._guarded(r) for r in requests)))
+
+    async def _wait_ready(self) -> None:
         if self._ready:
             return
         timeout_s = self.config.ready_timeout_s
@@ -170,24 +237,6 @@ class OpenAIEngine:
             if time.monotonic() >= deadline:
                 raise EngineUnavailable(f"no replica was ready within {timeout_s:g} s: {last}")
             await asyncio.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
-
-    async def warmup(self, schemas: Sequence[dict[str, Any]] = ()) -> None:
-        """Wait for a healthy replica; the server compiles schemas and caches prefixes itself."""
-        await self.ready()
-
-    def close(self) -> None:
-        """Forget the clients; their connections close with their event loops."""
-        with self._lock:
-            loops = list(self._loops.items())
-            self._loops.clear()
-        for loop, state in loops:
-            if loop.is_closed():
-                continue
-            with contextlib.suppress(RuntimeError):
-                if loop.is_running():
-                    asyncio.run_coroutine_threadsafe(state.client.aclose(), loop)
-                else:
-                    loop.run_until_complete(state.client.aclose())
 
     # -- one request -------------------------------------------------------------------
 
@@ -263,7 +312,8 @@ class OpenAIEngine:
         started: float,
         queue_ms: float,
     ) -> Generation:
-        client = self._state().client
+        assert self._client is not None
+        client = self._client
         timeout = self.settings.request_timeout_s
         if request.deadline is not None:
             timeout = min(timeout, max(0.01, request.deadline - time.monotonic()))
@@ -377,8 +427,9 @@ class OpenAIEngine:
             EngineUnavailable: every replica's circuit is open.
             EngineTimeout: the deadline passed while every replica was at its limit.
         """
-        state = self._state()
-        async with state.freed:
+        freed = self._freed
+        assert freed is not None
+        async with freed:
             while True:
                 replica = self._pick()
                 if replica is not None:
@@ -392,7 +443,7 @@ class OpenAIEngine:
                     if remaining <= 0:
                         raise EngineTimeout("the deadline passed while waiting for a free replica")
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(state.freed.wait(), min(remaining or 1.0, 1.0))
+                    await asyncio.wait_for(freed.wait(), min(remaining or 1.0, 1.0))
 
     def _pick(self) -> Replica | None:
         with self._lock:
@@ -414,9 +465,9 @@ class OpenAIEngine:
     async def _release(self, replica: Replica) -> None:
         with self._lock:
             replica.in_flight -= 1
-        state = self._state()
-        async with state.freed:
-            state.freed.notify()
+        if self._freed is not None:
+            async with self._freed:
+                self._freed.notify()
 
     def breaker_states(self) -> dict[str, str]:
         """Each replica's circuit state, for results, logs and health endpoints."""
@@ -424,23 +475,12 @@ class OpenAIEngine:
 
     # -- plumbing -------------------------------------------------------------------------
 
-    def _state(self) -> _Loop:
-        loop = asyncio.get_running_loop()
-        with self._lock:
-            state = self._loops.get(loop)
-            if state is None:
-                limits = httpx.Limits(
-                    max_connections=self.settings.max_in_flight * len(self.replicas) + 8,
-                    max_keepalive_connections=self.settings.max_in_flight * len(self.replicas),
-                )
-                state = self._loops[loop] = _Loop(httpx.AsyncClient(limits=limits))
-            return state
-
     def _headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
 
     async def _health(self, replica: Replica, timeout_s: float) -> None:
-        client = self._state().client
+        assert self._client is not None
+        client = self._client
         try:
             response = await client.get(
                 replica.url + _HEALTH_PATH[self.settings.dialect],
@@ -453,7 +493,8 @@ class OpenAIEngine:
             raise EngineUnavailable(f"{replica}: health check answered HTTP {response.status_code}")
 
     async def _learn_model(self, replica: Replica) -> None:
-        client = self._state().client
+        assert self._client is not None
+        client = self._client
         try:
             response = await client.get(
                 f"{replica.url}/v1/models", headers=self._headers(), timeout=5.0
