@@ -312,20 +312,23 @@ class UnitRunner:
         if ready_s > 0.001:
             run.timings["ready_ms"] = run.timings.get("ready_ms", 0.0) + ready_s * 1000
             run.deadline += ready_s
-        if run.remaining_s() <= 0:
+        # A stalled engine must leave the fallbacks their time (they answer in milliseconds).
+        reserve_s = min(self.spec.policy.fallback_reserve_s, self.spec.policy.timeout_s / 2)
+        deadline = run.deadline - (reserve_s if self.fallbacks else 0.0)
+        if deadline - time.monotonic() <= 0:
             return EngineTimeout(f"{label}: policy.timeout_s ran out before the model could run")
         request = GenerationRequest(
             messages=run.messages,
             schema=self.schema,
             max_new_tokens=self.spec.policy.max_new_tokens,
-            deadline=run.deadline,
+            deadline=deadline,
             key=self.spec.key,
             terms=run.terms if engine.capabilities.merges_terms else None,
             tenant=run.tenant,
         )
         try:
             # The deadline is the engine's to honour; this bound holds even if one does not.
-            grace_s = max(0.0, run.remaining_s()) + min(5.0, self.spec.policy.timeout_s)
+            grace_s = max(0.0, deadline - time.monotonic()) + min(5.0, self.spec.policy.timeout_s)
             result = (await asyncio.wait_for(engine.generate([request]), grace_s))[0]
         except TimeoutError:
             request.cancel.set()

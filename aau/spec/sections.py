@@ -68,6 +68,9 @@ class Policy(_Strict):
     """Accept the first path whose confidence reaches this."""
     timeout_s: float = Field(60.0, gt=0)
     """Wall-clock limit of the model path (queue and generation)."""
+    fallback_reserve_s: float = Field(1.0, ge=0)
+    """Of ``timeout_s``, the time kept for the fallback paths: the model's request must end this
+    much earlier, so a stalled engine leaves the fallbacks time to answer (when there are any)."""
     max_new_tokens: int = Field(96, ge=8, le=4096)
     """Token budget of one generation."""
     max_field_distance: int | None = Field(80, ge=0)
