@@ -92,6 +92,7 @@ class Generation:
         prompt_tokens: tokens read; ``cached_tokens`` of them came from a prefix cache.
         model_ms: time in model forward passes spent on this request (a batched step counts
             for each row by its share), so the rest of its time is framework overhead.
+        timings: where the request's time went.
     """
 
     text: str
@@ -103,6 +104,9 @@ class Generation:
     cached_tokens: int = 0
     model_ms: float = 0.0
     timings: Timings = Timings()
+    notes: tuple[str, ...] = ()
+    """What the engine had to do to get the answer (retries, replicas whose circuit is not
+    closed), for the run's trace."""
 
     @property
     def generated_tokens(self) -> int:

@@ -25,6 +25,7 @@ import asyncio
 import atexit
 import concurrent.futures
 import contextlib
+import dataclasses
 import hashlib
 import json
 import logging
@@ -282,7 +283,8 @@ class OpenAIEngine:
             replica = await self._acquire(request)
             queue_ms += (time.perf_counter() - waited) * 1000
             try:
-                return await self._attempt(replica, request, body, started, queue_ms)
+                generation = await self._attempt(replica, request, body, started, queue_ms)
+                return dataclasses.replace(generation, notes=self._notes(attempt))
             except _Retry as retry:
                 last = retry.error
                 delay = retry.delay_s  # the server said when: honour it
@@ -468,6 +470,16 @@ class OpenAIEngine:
         if self._freed is not None:
             async with self._freed:
                 self._freed.notify()
+
+    def _notes(self, attempt: int) -> tuple[str, ...]:
+        """The trace's account of an answered request: its retries, circuits not closed."""
+        notes = []
+        if attempt:
+            notes.append(f"answered after {attempt} {'retry' if attempt == 1 else 'retries'}")
+        states = {url: state for url, state in self.breaker_states().items() if state != "closed"}
+        if states:
+            notes.append("circuits " + ", ".join(f"{url}: {s}" for url, s in states.items()))
+        return tuple(notes)
 
     def breaker_states(self) -> dict[str, str]:
         """Each replica's circuit state, for results, logs and health endpoints."""

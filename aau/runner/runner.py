@@ -345,6 +345,8 @@ class UnitRunner:
                 return labelled
             return result
         run.generation = result
+        if result.notes:  # the engine's retries and circuits, on the next trace step
+            run.note = "; ".join((f"engine {run.engine_name}", *result.notes))
         run.timings.update(
             queue_ms=run.timings.get("queue_ms", 0.0) + result.timings.queue_ms,
             prefill_ms=run.timings.get("prefill_ms", 0.0) + result.timings.prefill_ms,

@@ -122,6 +122,20 @@ def test_a_transient_5xx_is_retried_into_the_models_answer(proxy: FaultInjector)
     assert [r.retry for r in engine.retries] == [0, 1]
 
 
+def test_the_trace_tells_of_the_retries_and_of_circuits_not_closed(
+    proxy: FaultInjector, vllm: VllmServer
+) -> None:
+    engine = engine_for(vllm.url, proxy.url, **fast_retries(),
+                        breaker={"failure_threshold": 1, "reset_after_s": 60})  # fmt: skip
+    pipeline = Pipeline([price_unit()], engine=engine, calibrator=False)
+    proxy.refuse()
+    pipeline.run(TEXT)  # one request meets the refusing replica and opens its circuit
+    unit = pipeline.run(TEXT).units["extract_price"]
+
+    notes = " ".join(s.detail or "" for s in unit.trace)
+    assert f"circuits {proxy.url}: open" in notes
+
+
 def test_429_honours_retry_after(proxy: FaultInjector) -> None:
     engine = engine_for(proxy.url, **fast_retries())
     proxy.set_mode("status", status=429, retry_after="1", count=1)
