@@ -5,13 +5,19 @@ line per input line, ids in input order, every unit result with the contract key
 non-null output valid against its unit's schema, bad lines carrying an error code. Prints the
 figures; the last line is one JSON object.
 
-    python benchmarks/batch.py [--lines 200]
+    python benchmarks/batch.py [--lines 200] [--cold]
+
+``--cold`` runs the batch in a fresh process with an empty cache folder (``AAU_CACHE_DIR``: the
+GGUF converted, the schemas compiled anew): its first unit runs wait for the model to load, a
+wait reported as ``ready_ms`` and not charged to their ``policy.timeout_s``; ``engine_timeouts``
+counts the runs that timed out all the same.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import subprocess
 import sys
@@ -63,6 +69,7 @@ def make_input(lines: int, seed: int = 7) -> list[bytes]:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--lines", type=int, default=200)
+    parser.add_argument("--cold", action="store_true", help="an empty cache folder")
     args = parser.parse_args()
     schemas = {p.stem: __import__("aau").load_unit(p).output for p in UNITS}
     with tempfile.TemporaryDirectory() as tmp:
@@ -72,11 +79,12 @@ def main() -> int:
         started = time.perf_counter()
         cmd = [sys.executable, "-m", "aau.cli.main", "batch", *map(str, UNITS),
                "--input", str(source), "--output", str(target)]  # fmt: skip
-        subprocess.run(cmd, check=True)
+        env = {**os.environ, "AAU_CACHE_DIR": str(Path(tmp) / "cache")} if args.cold else None
+        subprocess.run(cmd, check=True, env=env)
         seconds = time.perf_counter() - started
         results = [json.loads(line) for line in target.read_text(encoding="utf-8").splitlines()]
     assert len(results) == len(lines), f"{len(results)} output lines for {len(lines)} inputs"
-    errors, valid, paths = 0, 0, {}
+    errors, valid, paths, codes, ready_ms = 0, 0, {}, {}, 0.0
     for number, (raw, result) in enumerate(zip(lines, results, strict=True), start=1):
         try:  # the id is recovered even from a line that is not UTF-8
             record = json.loads(raw.decode("utf-8", "replace"))
@@ -96,10 +104,17 @@ def main() -> int:
                 assert unit["error"]["code"], f"line {number} {name}: no error code"
                 errors += 1
             paths[unit["path"]] = paths.get(unit["path"], 0) + 1
+            for attempt in unit.get("attempts") or []:
+                if attempt.get("error"):
+                    code = attempt["error"]["code"]
+                    codes[code] = codes.get(code, 0) + 1
+            ready_ms = max(ready_ms, (unit.get("timings") or {}).get("ready_ms", 0.0))
     figures = {
         "lines_in": len(lines), "lines_out": len(results), "unit_results": valid + errors,
         "valid_outputs": valid, "coded_errors": errors, "paths": paths,
         "seconds": round(seconds, 1), "lines_per_s": round(len(lines) / seconds, 3),
+        "cold": args.cold, "engine_timeouts": codes.get("engine_timeout", 0),
+        "attempt_errors": codes, "max_ready_ms": round(ready_ms, 1),
     }  # fmt: skip
     print(f"{len(results)}/{len(lines)} lines, in order; {valid} schema-valid outputs, "
           f"{errors} coded errors; paths {paths}; {seconds:.0f} s")  # fmt: skip

@@ -64,6 +64,8 @@ class TransformersEngine:
         self.load_s: float | None = None
         self.prefix_cache = PrefixCache(self.config.prefix_cache_mb * 2**20)
         self._load_lock = threading.Lock()
+        self._load_lock_guard = threading.Lock()  # guards _loading, never held while loading
+        self._loading: concurrent.futures.Future[None] | None = None
         self._queue: queue.Queue[Row] = queue.Queue()
         self._worker: threading.Thread | None = None
         self._closing = threading.Event()
@@ -126,18 +128,36 @@ class TransformersEngine:
             self.load_s = time.perf_counter() - started
 
     async def ready(self) -> None:
-        """Load the weights (off the event loop) unless they are loaded already."""
+        """Load the weights (off the event loop) unless they are loaded already.
+
+        Every run waiting at once shares one load on one thread: a cold batch's first runs do
+        not each hold a worker thread blocked on the load.
+        """
         if self.model is not None:
             return
+        with self._load_lock_guard:
+            if self._loading is None or (self._loading.done() and self.model is None):
+                self._loading = concurrent.futures.Future()
+                threading.Thread(target=self._load_into, args=(self._loading,),
+                                 name="aau-engine-load", daemon=True).start()  # fmt: skip
+            loading = self._loading
         timeout_s = self.config.ready_timeout_s
         try:
-            await asyncio.wait_for(asyncio.to_thread(self.load), timeout_s)
+            await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(loading)), timeout_s)
         except TimeoutError:
             raise EngineUnavailable(f"the model did not load within {timeout_s:g} s") from None
         except EngineError:
             raise
         except Exception as exc:
             raise EngineUnavailable(f"model failed to load: {exc}") from exc
+
+    def _load_into(self, future: concurrent.futures.Future[None]) -> None:
+        try:
+            self.load()
+        except BaseException as exc:  # handed to every waiting run
+            future.set_exception(exc)
+        else:
+            future.set_result(None)
 
     async def warmup(self, schemas: Sequence[dict[str, Any]] = ()) -> None:
         """Load weights, compile ``schemas`` and run one real probe generation."""
