@@ -9,11 +9,14 @@ text on a shared engine::
     result["extract_price"].output   # {"amount": 1250.0, "currency": "EUR"}
 """
 
-from aau.engines import Engine, EngineConfig, build_engine
+from aau.engines import Engine, EngineConfig, RemoteSettings, build_engine, engine_configs
 from aau.errors import (
     AAUError,
     CalibrationError,
     EngineError,
+    EngineOverloaded,
+    EngineTimeout,
+    EngineUnavailable,
     FallbacksExhausted,
     InputError,
     SpecError,
@@ -34,10 +37,14 @@ __all__ = [
     "Engine",
     "EngineConfig",
     "EngineError",
+    "EngineOverloaded",
+    "EngineTimeout",
+    "EngineUnavailable",
     "FallbacksExhausted",
     "InputError",
     "Pipeline",
     "PipelineResult",
+    "RemoteSettings",
     "SpecError",
     "TermDictionary",
     "TermDictionaryError",
@@ -50,6 +57,7 @@ __all__ = [
     "UnknownTenant",
     "ValidationFailed",
     "build_engine",
+    "engine_configs",
     "load_dictionary",
     "load_document",
     "load_unit",
