@@ -130,6 +130,7 @@ class OpenAIEngine:
         self._thread: threading.Thread | None = None
         self._client: httpx.AsyncClient | None = None
         self._freed: asyncio.Condition | None = None
+        self._ready_lock: asyncio.Lock | None = None
         self._rng = random.Random()
         self._ready = False
         self._turn = 0  # breaks ties between equally loaded replicas in turn
@@ -161,7 +162,7 @@ class OpenAIEngine:
         """Close the connections and end the engine's I/O loop (a later call starts them anew)."""
         with self._lock:
             loop, thread, client = self._loop, self._thread, self._client
-            self._loop = self._thread = self._client = self._freed = None
+            self._loop = self._thread = self._client = self._freed = self._ready_lock = None
         if loop is None or thread is None:
             return
         if client is not None:
@@ -198,6 +199,7 @@ class OpenAIEngine:
                     limits=httpx.Limits(max_connections=size + 8, max_keepalive_connections=size)
                 )
                 self._freed = asyncio.Condition()
+                self._ready_lock = asyncio.Lock()
                 ready.set_result(None)
                 loop.run_forever()
 
@@ -219,8 +221,12 @@ class OpenAIEngine:
         return list(await asyncio.gather(*(self._guarded(r) for r in requests)))
 
     async def _wait_ready(self) -> None:
-        if self._ready:
-            return
+        assert self._ready_lock is not None
+        async with self._ready_lock:  # runs arriving together share one round of health checks
+            if not self._ready:
+                await self._poll_health()
+
+    async def _poll_health(self) -> None:
         timeout_s = self.config.ready_timeout_s
         deadline = time.monotonic() + timeout_s
         last = "no replica answered"
