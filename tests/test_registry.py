@@ -16,7 +16,7 @@ from aau.spec.model import FALLBACK_KINDS
 
 
 def test_shipped_plugins_come_from_their_entry_point_groups() -> None:
-    assert ENGINES.names() == ["transformers"]
+    assert ENGINES.names() == ["openai", "transformers"]
     assert FALLBACK_KINDS.names() == ["crf", "heuristic"]
     assert CONSTRAINT_BACKENDS.names() == ["outlines_core", "xgrammar"]
     assert {"date", "iso_date", "money_amount"} <= set(GRAMMAR_NORMALIZERS.names())
