@@ -8,11 +8,16 @@ with its seed more than the mean of a few does. Its artifact, written by ``aau c
 (``aau.fitting.calibrate``), holds the weights, the training statistics used to standardise and
 impute signals, the feature spec it was fitted with and a version. ``load_calibrator`` refuses an
 artifact fitted for another feature spec: its inputs would mean something else.
+
+A calibrator is fitted per engine kind: the in-process engine's (``calibrator.pt``) reads raw
+log-probabilities, a server's (``calibrator-<engine>.pt`` beside it, ``aau calibrate --engine``)
+reads those taken after the constraint mask. ``metadata["engine"]`` records which.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,9 +37,12 @@ from aau.errors import CalibrationError
 
 __all__ = [
     "ARTIFACT_FORMAT",
+    "IN_PROCESS_ENGINE",
     "MlpCalibrator",
     "Member",
+    "artifact_name",
     "default_artifact_path",
+    "engine_artifact_path",
     "encode",
     "load_calibrator",
     "network",
@@ -42,6 +50,9 @@ __all__ = [
 
 ARTIFACT_FORMAT = 2
 _ARTIFACT_NAME = "calibrator.pt"
+IN_PROCESS_ENGINE = "transformers"
+"""The engine the default artifact (``calibrator.pt``) is fitted with."""
+_ENGINE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 
 def default_artifact_path() -> Path:
@@ -53,6 +64,26 @@ def default_artifact_path() -> Path:
     if packaged.is_file():
         return packaged
     return Path(__file__).resolve().parents[2] / "calibration" / _ARTIFACT_NAME
+
+
+def artifact_name(engine: str = IN_PROCESS_ENGINE) -> str:
+    """The file name of the calibrator fitted with ``engine`` (a registered engine's name).
+
+    ``calibrator.pt`` for the in-process engine, ``calibrator-<engine>.pt`` for any other.
+
+    Raises:
+        CalibrationError: ``engine`` is not a name a file can carry.
+    """
+    if engine == IN_PROCESS_ENGINE:
+        return _ARTIFACT_NAME
+    if not _ENGINE_NAME.fullmatch(engine):
+        raise CalibrationError(f"engine name {engine!r} cannot name a calibrator artifact")
+    return f"calibrator-{engine}.pt"
+
+
+def engine_artifact_path(engine: str) -> Path:
+    """Where the calibrator fitted with ``engine`` is: ``artifact_name`` beside the default one."""
+    return default_artifact_path().with_name(artifact_name(engine))
 
 
 def network(width: int, hidden: Sequence[int], dropout: float = 0.0) -> torch.nn.Sequential:
@@ -179,7 +210,8 @@ class MlpCalibrator:
     def logprobs_after_mask(self) -> bool:
         """The kind of log-probabilities it was fitted on (``metadata["engine"]``).
 
-        ``aau calibrate --engine`` records it; artifacts from before are of the raw kind.
+        ``aau calibrate`` records it (the engine's ``EngineCapabilities.logprobs_after_mask``);
+        artifacts from before it did are of the raw kind.
         """
         engine = self.metadata.get("engine")
         return bool(engine.get("logprobs_after_mask")) if isinstance(engine, dict) else False

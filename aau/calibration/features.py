@@ -30,7 +30,8 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
 from aau.calibration.base import OUTCOMES, PathEvidence
-from aau.fallbacks.normalize import NORMALIZERS
+from aau.fallbacks.normalize import normalizer_for, table_normalizer
+from aau.registry import UnknownName
 
 if TYPE_CHECKING:
     from aau.engines.base import Generation
@@ -406,21 +407,33 @@ def output_normalizers(spec: UnitSpec) -> dict[str, str]:
     """Output field -> the normalizer named by the unit's first fallback that fills the field.
 
     Two paths write the same value in different forms (the model ``boxes``, the CRF ``box``);
-    comparing them through the unit's own normalizer makes equal values equal.
+    comparing them through the unit's own normalizer makes equal values equal. A registered
+    normalizer is given by its name; one of the unit's tables as its compiled
+    ``TableNormalizer``, a ``str`` that carries the table (``aau.fallbacks.normalize``), so the
+    mapping means the same outside the unit.
     """
     names: dict[str, str] = {}
+    locale = spec.locale.model_dump()
     for fallback in spec.fallbacks:
         for name, mapping in getattr(fallback, "fields", {}).items():
             normalizer = getattr(mapping, "normalize", None)
-            if isinstance(normalizer, str):
-                names.setdefault(name, normalizer)
+            if not isinstance(normalizer, str) or name in names:
+                continue
+            table = spec.normalizers.get(normalizer)
+            names[name] = normalizer
+            if table is not None:
+                try:
+                    names[name] = table_normalizer(normalizer, table, locale)
+                except UnknownName:  # a base no one registered (such a unit does not load)
+                    pass
     return names
 
 
 @lru_cache(maxsize=4096)  # a date normalizer parses (about 1 ms); a batch repeats its values
 def _normalized(normalizer: str, value: str) -> Any:
+    # ``normalizer``: a registered name, or a unit's TableNormalizer (hashed by its content).
     try:
-        result = NORMALIZERS[normalizer](value)
+        result = normalizer_for(normalizer)(value)
     except Exception:  # an unknown name, or a value it cannot read: compare it as written
         return value
     return value if result is None else result
@@ -452,7 +465,8 @@ def same_output(
     """Whether two answers say the same thing.
 
     Every field equal: numbers as floats, strings case-insensitively or else after the field's
-    normalizer (``normalizers``: field -> normalizer name, see ``output_normalizers``).
+    normalizer (``normalizers``: field -> normalizer name or a unit's table, see
+    ``output_normalizers``).
     """
     if set(a) != set(b):
         return False

@@ -23,6 +23,7 @@ from aau.cli.termdict import add_termdict_parser
 from aau.engines.registry import EngineConfig, engine_configs
 from aau.errors import AAUError, InputError, SpecError
 from aau.fallbacks.crf_training import format_report, train_unit
+from aau.fallbacks.fields import unused_table_notes
 from aau.grammars.build import main as build_main
 from aau.ingest import Document
 from aau.pipeline import Pipeline
@@ -111,6 +112,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
             print(f"error: {problem}", file=sys.stderr)
         for note in (note for fallback in spec.fallbacks for note in fallback.notes(spec)):
             print(f"note: {note}", file=sys.stderr)
+        for note in unused_table_notes(spec):
+            print(f"note: {note}", file=sys.stderr)
         failed += bool(problems)
         if not problems:
             print(f"ok: {path} ({spec.key})")
@@ -135,9 +138,27 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     The thresholds are those cross-validation on the training texts picks; the figures are
     measured on the validation texts. Exit 2, saying what is needed and where it was looked
     for, when the settings, the unit files or their annotated data are missing.
-    """
-    from aau.fitting import MissingCalibrationInput, calibrate  # torch: only fitting needs it
 
+    Without an engine option the runs are the in-process engine's with the embedded model (the
+    ``AAU_*`` engine variables do not change that); with one, the engine is
+    ``EngineConfig.from_sources`` of ``--engine-config`` and the options (the variables fill in
+    what they leave out, as for ``aau run``).
+    """
+    # torch: only fitting needs it
+    from aau.calibration.calibrator import IN_PROCESS_ENGINE
+    from aau.fitting import MissingCalibrationInput, calibrate
+
+    engine: EngineConfig | None = None
+    remote = {"base_urls": args.base_url, "served_model": args.served_model}
+    if args.engine_config or args.backend or any(remote.values()):
+        engine = EngineConfig.from_sources(
+            args.engine_config, backend=args.backend,
+            remote={k: v for k, v in remote.items() if v} or None,
+        )  # fmt: skip
+        if engine.backend == IN_PROCESS_ENGINE and any(remote.values()):
+            print(f"error: --base-url and --served-model name a server; the {engine.backend} "
+                  "engine runs in process (pass --engine openai)", file=sys.stderr)  # fmt: skip
+            return 2
     try:
         calibrate(
             Path(args.data) if args.data else None,
@@ -146,6 +167,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
             report=args.report,
             json=args.json,
             rebuild=args.rebuild,
+            engine=engine,
         )
     except MissingCalibrationInput as exc:  # what it needs and where it looked, no traceback
         print(f"error: {exc}", file=sys.stderr)
@@ -233,7 +255,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--out",
         metavar="PATH",
         help="the calibrator artifact; its .json summary and reliability.png go beside it "
-        "(default: <data>/calibrator.pt)",
+        "(default: <data>/calibrator.pt; with another engine <data>/calibrator-<engine>.pt)",
     )
     p.add_argument(
         "--report",
@@ -243,6 +265,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="end with one JSON line of the figures")
     p.add_argument(
         "--rebuild", action="store_true", help="run every path on every labelled text again (slow)"
+    )
+    engine = p.add_argument_group(
+        "engine of the model path's runs",
+        "default: transformers with the embedded model; another engine's runs are cached in "
+        "<data>/runs/<engine>/, its calibrator is <data>/calibrator-<engine>.pt",
+    )
+    engine.add_argument("--engine", dest="backend", metavar="NAME",
+                        help="a registered engine backend (transformers, openai…)")  # fmt: skip
+    engine.add_argument("--engine-config", metavar="FILE", help="engine settings (YAML)")
+    engine.add_argument(
+        "--base-url", action="append", metavar="URL",
+        help="an OpenAI-compatible server (engine openai; repeat for replicas)",
+    )  # fmt: skip
+    engine.add_argument(
+        "--served-model",
+        metavar="NAME",
+        help="the model name the server knows (engine openai; default: asked from the server)",
     )
     p.set_defaults(func=cmd_calibrate)
 

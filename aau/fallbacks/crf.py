@@ -30,7 +30,7 @@ import json
 import os
 import struct
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -43,7 +43,13 @@ from aau.errors import SpecError, UnitRunError
 from aau.fallbacks.annotated import check_annotated
 from aau.fallbacks.crf_features import FEATURE_VERSION, FeatureConfig, tokenize
 from aau.fallbacks.crf_tagging import TaggedSpan, Tagging, tag_text, term_spans
-from aau.fallbacks.normalize import NORMALIZERS
+from aau.fallbacks.fields import (
+    FieldCodes,
+    FieldUse,
+    check_fields,
+    check_tables,
+    field_normalizers,
+)
 from aau.spec.model import FallbackSpec, Issue, UnitSpec
 from aau.terms.matcher import TermMatcher
 from aau.terms.store import shipped_dictionaries
@@ -118,7 +124,8 @@ class CrfField(_Strict):
     label: str
     """The span label whose best span fills the field (``AMOUNT``)."""
     normalize: str = "text"
-    """Normalizer name (see ``aau.fallbacks.normalize.NORMALIZERS``)."""
+    """Normalizer name: one of the unit's ``normalizers`` tables or a registered normalizer
+    (``aau.fallbacks.normalize.NORMALIZERS``)."""
 
 
 class CrfFeatureOptions(_Strict):
@@ -226,31 +233,23 @@ class CrfFallback(FallbackSpec):
         return _confined(unit, self.model + ".json", "model")
 
     def check(self, unit: UnitSpec) -> Iterator[Issue]:
-        """Load-time problems: unknown fields, labels or normalizers, missing examples."""
-        properties = unit.output.get("properties", {})
-        for field, mapping in self.fields.items():
-            loc: tuple[str | int, ...] = ("fields", field)
-            if field not in properties:
+        """Load-time problems: unknown fields, labels, normalizers, missing examples.
+
+        The fields' checks are every kind's (``aau.fallbacks.fields``), an enum value a
+        field's normalizer can never produce among them.
+        """
+
+        def label_problem(field: str) -> Iterator[Issue]:
+            label = self.fields[field].label
+            if label not in self.labels:
                 yield (
-                    loc,
-                    f"field {field!r} is not in the output schema. "
-                    f"Available: {', '.join(properties)}",
-                    "S057",
-                )
-            if mapping.label not in self.labels:
-                yield (
-                    (*loc, "label"),
-                    f"label {mapping.label!r} is not in labels. "
-                    f"Available: {', '.join(self.labels)}",
+                    ("fields", field, "label"),
+                    f"label {label!r} is not in labels. Available: {', '.join(self.labels)}",
                     "S058",
                 )
-            if mapping.normalize not in NORMALIZERS:
-                yield (
-                    (*loc, "normalize"),
-                    f"unknown normalizer {mapping.normalize!r}. "
-                    f"Available: {', '.join(NORMALIZERS.names())}",
-                    "S059",
-                )
+
+        uses = {field: FieldUse(mapping.normalize) for field, mapping in self.fields.items()}
+        yield from check_fields(unit, uses, _FIELD_CODES, label_problem)
         for field, value in (("model", self.model), ("model", self.model + ".json")):
             problem = _outside(unit, value)
             if problem is not None:
@@ -267,6 +266,10 @@ class CrfFallback(FallbackSpec):
                 "S050",
             )
 
+    def check_shared(self, unit: UnitSpec) -> Iterator[Issue]:
+        """The unit's normalizer tables (S041, S042)."""
+        return check_tables(unit)
+
     def data_problems(self, unit: UnitSpec) -> list[SpecError]:
         """Problems of the annotated examples file (each located in that file)."""
         if _outside(unit, self.examples) is not None or not self.examples_path(unit).is_file():
@@ -276,6 +279,9 @@ class CrfFallback(FallbackSpec):
     def build(self, unit: UnitSpec) -> CrfPath:
         """The live path; its model is read on the first ``extract``."""
         return CrfPath(self, unit)
+
+
+_FIELD_CODES = FieldCodes(not_in_schema="S057", unknown_normalizer="S059")
 
 
 def _roots(unit: UnitSpec) -> list[Path]:
@@ -429,6 +435,7 @@ def choose_fields(
     spans: Sequence[TaggedSpan],
     fields: Mapping[str, CrfField],
     field_schemas: Mapping[str, Any],
+    normalizers: Mapping[str, Callable[[str], Any]] | None = None,
 ) -> tuple[dict[str, Any], dict[str, TaggedSpan]]:
     """Fill each field from the best span of its label that normalizes to a schema-valid value.
 
@@ -437,10 +444,14 @@ def choose_fields(
         spans: predicted spans.
         fields: output field -> label and normalizer.
         field_schemas: output field -> its JSON Schema (``properties`` of the output schema).
+        normalizers: output field -> its normalizer, resolved in the unit
+            (``aau.fallbacks.fields.field_normalizers``: the unit's tables first); without it,
+            the fields' names are resolved among the registered normalizers.
 
     Returns:
         The field values (``None`` where no span fits) and the span chosen for each filled field.
     """
+    functions = normalizers if normalizers is not None else field_normalizers(fields, None)
     values: dict[str, Any] = {}
     chosen: dict[str, TaggedSpan] = {}
     for field, mapping in fields.items():
@@ -449,7 +460,7 @@ def choose_fields(
             (s for s in spans if s.label == mapping.label), key=lambda s: (-s.score, s.start)
         )
         for span in candidates:
-            value = NORMALIZERS[mapping.normalize](text[span.start : span.end])
+            value = functions[field](text[span.start : span.end])
             schema = field_schemas.get(field)
             # A normalizer can return text the schema rejects (an unknown currency marker longer
             # than maxLength); the next span may fit, so skip rather than answer invalid output.
@@ -485,6 +496,7 @@ class CrfPath:
         self.spec = spec
         self.unit = unit
         self.properties: dict[str, Any] = dict(unit.output.get("properties", {}))
+        self._normalizers = field_normalizers(spec.fields, unit)  # the unit's tables first
         self._features = spec.features.to_config()
         self._model: OpenModel | None = None
         # pycrfsuite's Tagger keeps the current sequence inside it: concurrent extract calls
@@ -511,7 +523,9 @@ class CrfPath:
         """
         hits = term_spans(context.extras.get("term_hits", ()))
         tagging = _TAGGER.submit(self._tag, text, hits).result()
-        values, chosen = choose_fields(text, tagging.spans, self.spec.fields, self.properties)
+        values, chosen = choose_fields(
+            text, tagging.spans, self.spec.fields, self.properties, self._normalizers
+        )
         output: dict[str, Any] = dict.fromkeys(self.properties)
         output.update(values)
         if chosen:

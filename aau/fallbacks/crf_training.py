@@ -22,7 +22,7 @@ import json
 import os
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -47,7 +47,7 @@ from aau.fallbacks.crf_features import (
     tokenize,
 )
 from aau.fallbacks.crf_tagging import tag_text, term_spans
-from aau.fallbacks.normalize import NORMALIZERS
+from aau.fallbacks.fields import field_normalizers
 from aau.terms.matcher import TermMatcher
 from aau.terms.store import shipped_dictionaries
 
@@ -194,13 +194,29 @@ def _scores(counts: dict[str, list[int]]) -> tuple[LabelScore, ...]:
     return tuple(rows)
 
 
-def gold_output(example: AnnotatedExample, spec: CrfFallback) -> dict[str, Any]:
-    """The unit's answer for a labelled text: each field's normalizer over its labelled span."""
+def gold_output(
+    example: AnnotatedExample,
+    spec: CrfFallback,
+    unit: UnitSpec | None = None,
+    *,
+    normalizers: Mapping[str, Callable[[str], Any]] | None = None,
+) -> dict[str, Any]:
+    """The unit's answer for a labelled text: each field's normalizer over its labelled span.
+
+    Args:
+        example: the labelled text.
+        spec: the unit's CRF declaration.
+        unit: the unit, whose normalizer tables the fields may name; without it (and without
+            ``normalizers``), only registered normalizers are known.
+        normalizers: output field -> its normalizer, resolved once for many examples
+            (``aau.fallbacks.fields.field_normalizers``).
+    """
+    functions = normalizers if normalizers is not None else field_normalizers(spec.fields, unit)
     out: dict[str, Any] = {}
     for name, mapping in spec.fields.items():
         span = next((s for s in example.spans if s.label == mapping.label), None)
         text = example.text[span.start : span.end] if span else None
-        out[name] = NORMALIZERS[mapping.normalize](text) if text is not None else None
+        out[name] = functions[name](text) if text is not None else None
     return out
 
 
@@ -220,6 +236,7 @@ def _measure(
     config = spec.features.to_config()
     terms = _shipped_terms() if config.use_terms else None
     properties = unit.output.get("properties", {})
+    normalizers = field_normalizers(spec.fields, unit)
     span_counts = {label: [0, 0, 0] for label in spec.labels}
     token_counts = {label: [0, 0, 0] for label in spec.labels}
     right = dict.fromkeys(spec.fields, 0)
@@ -242,8 +259,8 @@ def _measure(
             if pred_label:
                 token_counts[pred_label][2] += 1
                 token_counts[pred_label][0] += pred_label == gold_label
-        values, _ = choose_fields(example.text, tagged, spec.fields, properties)
-        wanted = gold_output(example, spec)
+        values, _ = choose_fields(example.text, tagged, spec.fields, properties, normalizers)
+        wanted = gold_output(example, spec, normalizers=normalizers)
         for name in spec.fields:
             right[name] += values[name] == wanted[name]
     accuracy = {name: round(n / len(held), 4) if held else 0.0 for name, n in right.items()}

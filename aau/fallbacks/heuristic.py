@@ -26,7 +26,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from aau.answers import PathAnswer, PathContext
 from aau.errors import SpecError
-from aau.fallbacks.normalize import NORMALIZERS
+from aau.fallbacks.fields import (
+    FieldCodes,
+    FieldUse,
+    check_fields,
+    check_tables,
+    field_normalizers,
+)
 from aau.fallbacks.patterns import (
     KeywordSet,
     Pattern,
@@ -55,7 +61,8 @@ class FieldMapping(_Strict):
     value: Any = None
     """A constant, used when ``group`` is absent or did not match."""
     normalize: str = "text"
-    """Normalizer name (see ``aau.fallbacks.normalize.NORMALIZERS``)."""
+    """Normalizer name: one of the unit's ``normalizers`` tables or a registered normalizer
+    (``aau.fallbacks.normalize.NORMALIZERS``)."""
 
 
 class HeuristicPattern(_Strict):
@@ -88,7 +95,11 @@ class HeuristicFallback(FallbackSpec):
     """Confidence of the all-null answer when nothing matches."""
 
     def check(self, unit: UnitSpec) -> Iterator[Issue]:
-        """Load-time problems: patterns that do not compile, unknown fields, groups, normalizers."""
+        """Load-time problems: patterns that do not compile, unknown fields, groups, normalizers.
+
+        The fields' checks are every kind's (``aau.fallbacks.fields``), an enum value a
+        field's normalizer can never produce among them.
+        """
         groups: set[str] = set()
         all_compiled = True
         for p_index, pattern in enumerate(self.patterns):
@@ -97,25 +108,21 @@ class HeuristicFallback(FallbackSpec):
             except PatternSyntaxError as exc:
                 all_compiled = False
                 yield ("patterns", p_index, "regex"), f"invalid regex: {exc}", "S031"
-        properties = unit.output.get("properties", {})
-        for field, mapping in self.fields.items():
-            loc: tuple[str | int, ...] = ("fields", field)
-            if field not in properties:
-                yield (
-                    loc,
-                    f"field {field!r} is not in the output schema. "
-                    f"Available: {', '.join(properties)}",
-                    "S032",
-                )
-            if mapping.group and all_compiled and mapping.group not in groups:
-                yield (*loc, "group"), f"no pattern has a group named {mapping.group!r}", "S033"
-            if mapping.normalize not in NORMALIZERS:
-                yield (
-                    (*loc, "normalize"),
-                    f"unknown normalizer {mapping.normalize!r}. "
-                    f"Available: {', '.join(NORMALIZERS.names())}",
-                    "S034",
-                )
+
+        def group_problem(field: str) -> Iterator[Issue]:
+            group = self.fields[field].group
+            if group and all_compiled and group not in groups:
+                yield ("fields", field, "group"), f"no pattern has a group named {group!r}", "S033"
+
+        uses = {
+            field: FieldUse(mapping.normalize, mapping.group is not None, mapping.value)
+            for field, mapping in self.fields.items()
+        }
+        yield from check_fields(unit, uses, _FIELD_CODES, group_problem)
+
+    def check_shared(self, unit: UnitSpec) -> Iterator[Issue]:
+        """The unit's normalizer tables (S041, S042)."""
+        return check_tables(unit)
 
     def notes(self, unit: UnitSpec) -> list[str]:
         """``aau validate`` notes: each pattern that needs backtracking, located in the file.
@@ -157,6 +164,9 @@ class HeuristicFallback(FallbackSpec):
         return HeuristicPath(self, unit)
 
 
+_FIELD_CODES = FieldCodes(not_in_schema="S032", unknown_normalizer="S034")
+
+
 @lru_cache(maxsize=512)
 def _compiled(source: str) -> Pattern:
     """A pattern compiled once (the load check and the notes share it)."""
@@ -184,10 +194,7 @@ class HeuristicPath:
     def __init__(self, spec: HeuristicFallback, unit: UnitSpec) -> None:
         self.spec = spec
         self.fields = list(unit.output.get("properties", {}))
-        locale = unit.locale.model_dump()
-        self._normalizers = {
-            field: _bind_locale(mapping.normalize, locale) for field, mapping in spec.fields.items()
-        }
+        self._normalizers = field_normalizers(spec.fields, unit)  # the unit's tables first
         compiled = _compiled_together(tuple(p.regex for p in spec.patterns))
         self._patterns = list(zip(compiled, (p.strength for p in spec.patterns), strict=True))
         weights = (
@@ -272,10 +279,3 @@ def _compiled_together(sources: tuple[str, ...]) -> list[Pattern]:
 @lru_cache(maxsize=256)
 def _keyword_set(words: tuple[str, ...]) -> KeywordSet:
     return KeywordSet(words)
-
-
-def _bind_locale(name: str, locale: dict[str, Any]) -> Any:
-    function = NORMALIZERS[name]
-    if name.startswith("grammar:"):  # grammar normalizers read ambiguous values by the locale
-        return lambda text: function(text, **locale)
-    return function

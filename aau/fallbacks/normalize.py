@@ -4,19 +4,40 @@ Amounts use price-parser (locale group and decimal separators), dates use datepa
 written forms and languages, to ISO ``YYYY-MM-DD``), currency markers map to ISO-4217 codes
 with babel's code list. Each normalizer returns ``None`` when the text cannot be normalized, so
 the calling path can skip the candidate instead of emitting a wrong value.
+
+A unit adds its own normalizers two ways: a table in its YAML (``normalizers:``, words and the
+values they stand for; compiled here into a ``TableNormalizer``) and a Python function declared
+in the ``aau.normalizers`` entry-point group by any installed package. A field names either
+(``normalize: period_unit``); ``normalizer_for`` resolves the name, the unit's tables first.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
-from collections.abc import Callable
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
 from functools import cache
-from typing import Any
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
 
 from aau.grammars import AmbiguousValue, GrammarNotFound, InvalidValue, load_grammar
 from aau.registry import Registry
 
-__all__ = ["NORMALIZERS", "currency_markers", "normalize"]
+if TYPE_CHECKING:
+    from aau.spec.model import UnitSpec
+    from aau.spec.sections import NormalizerTable
+
+__all__ = [
+    "NORMALIZERS",
+    "TableNormalizer",
+    "currency_markers",
+    "normalize",
+    "normalizer_for",
+    "table_normalizer",
+]
 
 # Symbols that name one currency in practice. "$" alone is read as USD and "¥" as JPY: the
 # common reading in the documents units see; a unit that needs otherwise maps it in its prompt.
@@ -164,3 +185,154 @@ for _name, _function in {
 def normalize(name: str, text: str) -> Any:
     """Apply the normalizer ``name``; ``UnknownName`` lists the known names."""
     return NORMALIZERS.get(name)(text)
+
+
+# -- a unit's own normalizers ------------------------------------------------------------
+
+
+def _with_locale(name: str, function: Callable[..., Any], locale: Mapping[str, Any]) -> Any:
+    if name.startswith("grammar:") and locale:  # grammars read ambiguous values by the locale
+        options = dict(locale)
+        return lambda text: function(text, **options)
+    return function
+
+
+def _lookup_text(value: Any) -> str:
+    """How a base's value is looked up in a table: text as it is, anything else as JSON."""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, sort_keys=True, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+_MISSING = object()
+
+
+class TableNormalizer(str):
+    """A unit's normalizer table, compiled: call it on a matched text.
+
+    It is a ``str`` too, ``table:<name>:<digest of the table>``, so it goes wherever a
+    normalizer's name goes (``output_normalizers``, the calibrator's evidence) and keys caches:
+    two units' tables are the same key only when they are the same table. Immutable; build it
+    with ``table_normalizer``.
+
+    Attributes:
+        name: the table's name in its unit.
+        table: the declaration.
+        locale: the unit's locale, for a ``grammar:`` base.
+        keeps_unknown: ``unknown: keep``: a word the table lacks keeps the base's value.
+        values: every value the table maps a word to.
+    """
+
+    name: str
+    table: NormalizerTable
+    locale: tuple[tuple[str, Any], ...]
+    keeps_unknown: bool
+    values: tuple[Any, ...]
+    _base: Callable[[str], Any]
+    _entries: Mapping[str, Any]
+    _fold: Callable[[str], str]
+
+    def __new__(
+        cls, name: str, table: NormalizerTable, locale: Mapping[str, Any] | None = None
+    ) -> TableNormalizer:
+        """Compile ``table`` (``UnknownName`` when its base is not a registered normalizer)."""
+        options = tuple(sorted((k, v) for k, v in (locale or {}).items() if v is not None))
+        content = json.dumps(
+            [table.model_dump(mode="json"), options], sort_keys=True, ensure_ascii=False
+        )
+        digest = hashlib.sha256(content.encode()).hexdigest()[:16]
+        self = super().__new__(cls, f"table:{name}:{digest}")
+        fold = (lambda key: key) if table.case_sensitive else str.casefold
+        entries: dict[str, Any] = {}
+        for key, value in table.map.items():
+            entries.setdefault(fold(key), value)
+        attributes = {
+            "name": name,
+            "table": table,
+            "locale": options,
+            "keeps_unknown": table.unknown == "keep",
+            "values": tuple(table.map.values()),
+            "_base": _with_locale(table.base, NORMALIZERS.get(table.base), dict(options)),
+            "_entries": MappingProxyType(entries),
+            "_fold": fold,
+        }
+        for attribute, value in attributes.items():
+            object.__setattr__(self, attribute, value)
+        return self
+
+    def __call__(self, text: str) -> Any:
+        """The value the table holds for what the base reads in ``text``, or None."""
+        value = self._base(text)
+        if value is None:
+            return None
+        found = self._entries.get(self._fold(_lookup_text(value)), _MISSING)
+        if found is not _MISSING:
+            return found
+        return value if self.keeps_unknown else None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"a TableNormalizer is immutable (setting {name!r})")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"a TableNormalizer is immutable (deleting {name!r})")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (TableNormalizer, (self.name, self.table, dict(self.locale)))
+
+    def __copy__(self) -> TableNormalizer:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> TableNormalizer:
+        return self
+
+
+_COMPILED: OrderedDict[tuple[int, str, tuple[tuple[str, Any], ...]],
+                       tuple[NormalizerTable, TableNormalizer]] = OrderedDict()  # fmt: skip
+_COMPILED_LOCK = threading.Lock()
+_COMPILED_MAX = 256
+
+
+def table_normalizer(
+    name: str, table: NormalizerTable, locale: Mapping[str, Any] | None = None
+) -> TableNormalizer:
+    """``table`` compiled, once per declaration (a unit's paths and checks share it).
+
+    Raises:
+        UnknownName: the table's base is not a registered normalizer.
+    """
+    options = tuple(sorted((k, v) for k, v in (locale or {}).items() if v is not None))
+    key = (id(table), name, options)
+    with _COMPILED_LOCK:
+        cached = _COMPILED.get(key)
+        if cached is not None and cached[0] is table:  # the same declaration, not a new one
+            _COMPILED.move_to_end(key)
+            return cached[1]
+    compiled = TableNormalizer(name, table, dict(options))
+    with _COMPILED_LOCK:
+        _COMPILED[key] = (table, compiled)  # holding the table keeps its id from being reused
+        while len(_COMPILED) > _COMPILED_MAX:
+            _COMPILED.popitem(last=False)
+    return compiled
+
+
+def normalizer_for(name: str, unit: UnitSpec | None = None) -> Callable[[str], Any]:
+    """The function a field's ``normalize: <name>`` means in ``unit``.
+
+    The unit's table of that name (compiled once), else the registered normalizer, the unit's
+    locale bound to a ``grammar:`` one; a ``TableNormalizer`` is its own function. Every caller
+    (the heuristic and CRF paths, CRF training, the calibrator's comparisons, the load checks)
+    resolves names here, so a field means the same everywhere.
+
+    Raises:
+        UnknownName: no table and no registered normalizer has that name.
+    """
+    if isinstance(name, TableNormalizer):
+        return name
+    locale = unit.locale.model_dump() if unit is not None else {}
+    if unit is not None and name in unit.normalizers:
+        return table_normalizer(name, unit.normalizers[name], locale)
+    function: Callable[[str], Any] = _with_locale(name, NORMALIZERS.get(name), locale)
+    return function

@@ -12,6 +12,13 @@ Every path comes from the arguments: the data folder (``config.yaml`` and ``runs
 of the unit files (their thresholds, their normalizers and, to check or build the runs, their
 annotated data) and the artifact. When one of them is missing, ``MissingCalibrationInput`` says
 what is needed and where it was looked for.
+
+The calibrator is fitted per engine kind (``engine``, ``aau calibrate --engine``): by default the
+in-process engine with the embedded model, whose runs are ``runs/`` and whose artifact is
+``calibrator.pt``; with another engine the runs are made with it and cached in
+``runs/<engine>/``, and the artifact is ``calibrator-<engine>.pt`` (its summary and
+``reliability-<engine>.png`` beside it). ``metadata["engine"]`` records the engine's name, the
+kind of its log-probabilities (``logprobs_after_mask``) and its served model.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from aau.calibration.calibrator import artifact_name
 from aau.calibration.report import report as print_report
 from aau.calibration.report import summarize
 from aau.calibration.training import (
@@ -39,9 +47,19 @@ from aau.calibration.training import (
     unit_normalizers,
     write_summary,
 )
+from aau.engines.registry import EngineConfig
 from aau.errors import CalibrationError
 from aau.fallbacks.crf_training import crf_spec_of
-from aau.fitting.runs import build_runs, load_config, load_runs, load_unit, runs_path
+from aau.fitting.runs import (
+    EngineKind,
+    build_runs,
+    engine_kind,
+    load_config,
+    load_runs,
+    load_unit,
+    runs_folder,
+    runs_path,
+)
 
 __all__ = [
     "ARTIFACT_NAME",
@@ -51,14 +69,24 @@ __all__ = [
     "MissingCalibrationInput",
     "calibrate",
     "find_units",
+    "report_png_name",
     "unit_thresholds",
 ]
 
 DEFAULT_DATA = Path("calibration")  # relative to the working directory
 DEFAULT_UNITS = Path("units")  # relative to the working directory
 CONFIG_NAME = "config.yaml"
-ARTIFACT_NAME = "calibrator.pt"
+ARTIFACT_NAME = artifact_name()  # the default engine's: calibrator.pt
 REPORT_PNG_NAME = "reliability.png"
+
+
+def report_png_name(engine: EngineKind) -> str:
+    """The reliability diagram's file name for ``engine``.
+
+    ``reliability.png``; ``reliability-<engine>.png`` for an engine other than the in-process
+    one, so that it never replaces the default's.
+    """
+    return REPORT_PNG_NAME if engine.in_process else f"reliability-{engine.name}.png"
 
 
 class MissingCalibrationInput(CalibrationError):
@@ -186,6 +214,7 @@ def calibrate(
     report: bool = False,
     json: bool = False,
     rebuild: bool = False,
+    engine: EngineConfig | None = None,
     print_fn: Callable[[str], None] = print,
 ) -> dict[str, Any]:
     """Fit the calibrator from the labelled runs and measure it on the validation texts.
@@ -200,11 +229,15 @@ def calibrate(
             ``./calibration``.
         units: the folder of the unit files and their annotated data; default ``./units``,
             else the ``units`` folder beside ``data``.
-        out: where the fitted calibrator is written; default ``<data>/calibrator.pt``. Its
-            summary (``.json``) and, with ``report``, ``reliability.png`` go beside it.
+        out: where the fitted calibrator is written; default ``<data>/calibrator.pt``
+            (``<data>/calibrator-<engine>.pt`` for another engine than the in-process one). Its
+            summary (``.json``) and, with ``report``, ``reliability.png`` (or
+            ``reliability-<engine>.png``) go beside it.
         report: print the full report and write the reliability diagram.
         json: end the output with one JSON line of the headline figures.
         rebuild: run every path on every labelled text again, even when the cache is current.
+        engine: the engine the model path's runs are made with; None: the in-process engine
+            with the embedded model. Another engine's runs are cached in ``<data>/runs/<engine>``.
         print_fn: where lines go.
 
     Returns:
@@ -213,24 +246,29 @@ def calibrate(
     Raises:
         MissingCalibrationInput: the settings, the unit files or their annotated data are not
             where they were looked for.
+        EngineUnavailable: the engine cannot be built, or its server did not answer when asked
+            for its served model (pass it to need no server while the runs are cached).
     """
     folder = _data_folder(data)
     config_path = folder / CONFIG_NAME
     config = load_config(config_path)
     names = _unit_names(config, config_path)
-    runs = folder / "runs"
+    # Where the runs are depends on the engine's name only; what it is, on the engine built.
+    runs = runs_folder(folder / "runs", EngineKind(engine or EngineConfig()))
     unit_folder = find_units(units, folder, names)
     if unit_folder is None:
         raise _missing_units(units, folder, names, runs, config_path)
     _check_data_of_units(unit_folder, names)
-    artifact = (out if out is not None else folder / ARTIFACT_NAME).resolve()
+    kind = engine_kind(engine)
+    artifact = (out if out is not None else folder / artifact_name(kind.name)).resolve()
     artifact.parent.mkdir(parents=True, exist_ok=True)
-    png = artifact.with_name(REPORT_PNG_NAME)
+    png = artifact.with_name(report_png_name(kind))
 
-    build_runs(config, runs, unit_folder, force=rebuild)  # keeps cached runs that are current
+    # keeps cached runs that are current
+    build_runs(config, runs, unit_folder, force=rebuild, engine=kind)
     began = time.perf_counter()
     answers = labelled_answers(
-        load_runs(config, runs, unit_folder), unit_normalizers(unit_folder, names)
+        load_runs(config, runs, unit_folder, engine=kind), unit_normalizers(unit_folder, names)
     )
     validation = split_texts([a.key for a in answers], seed=config["split"]["seed"],
                              share=config["split"]["validation_share"])  # fmt: skip
@@ -247,7 +285,7 @@ def calibrate(
     calibrator = fit_calibrator(
         [a.observation for a in train], [a.is_correct for a in train], [a.text for a in train],
         settings, version=str(config.get("version", 1)),
-        metadata={"units": list(names), "data_sha256": fingerprint,
+        metadata={"units": list(names), "engine": kind.metadata(), "data_sha256": fingerprint,
                   "train_texts": len({a.key for a in train}),
                   "validation_texts": len(validation),
                   "threshold_cross_validation": {

@@ -23,9 +23,18 @@ compared case-sensitively after the unit's field normalizer (the one its CRF pat
 
 ``aau calibrate`` builds the runs that are missing or stale (``--rebuild``: all of them) and
 caches them in ``runs/<unit>.jsonl.gz`` of its data folder, with a fingerprint of what they were
-made from: the unit file (less its threshold), its annotated data and the ``runs:`` settings.
+made from: the unit file (less what changes no run: its threshold, its fallback triggers, its
+engine chain), its annotated data and the ``runs:`` settings.
 Every function here takes its folders as arguments: the data folder (``config.yaml``, ``runs/``)
 and the folder of the unit files (``<unit>.yaml`` and the annotated data they name).
+
+The model's answers depend on the engine, and so do their log-probabilities' kind (raw, or taken
+after the constraint mask: ``EngineCapabilities.logprobs_after_mask``). The runs are made with
+the in-process engine and its embedded model unless an ``EngineKind`` says otherwise
+(``aau calibrate --engine``); another engine's runs are cached apart, in
+``runs/<engine>/<unit>.jsonl.gz``, and their fingerprint holds what identifies the engine: its
+backend, its model or served model and, for a server, its dialect (never where the servers are
+or a key).
 """
 
 from __future__ import annotations
@@ -51,6 +60,7 @@ import jsonschema
 
 from aau.answers import FallbackPath, PathAnswer
 from aau.calibration.base import Outcome, PathEvidence
+from aau.calibration.calibrator import IN_PROCESS_ENGINE
 from aau.calibration.features import SentenceEmbedder, observe
 from aau.engines.base import Engine, Generation, GenerationRequest
 from aau.engines.registry import EngineConfig, build_engine
@@ -68,15 +78,18 @@ from aau.spec.model import UnitSpec
 
 __all__ = [
     "RUNS_FORMAT",
+    "EngineKind",
     "TextCase",
     "abuild_runs",
     "build_runs",
+    "engine_kind",
     "is_correct",
     "is_current",
     "load_config",
     "load_runs",
     "load_unit",
     "runs_fingerprint",
+    "runs_folder",
     "runs_path",
     "text_cases",
     "unit_runs",
@@ -118,6 +131,90 @@ def load_unit(units: Path, name: str) -> UnitSpec:
 
 def _hash(*parts: object) -> str:
     return hashlib.sha256("\0".join(map(str, parts)).encode()).hexdigest()
+
+
+# -- the engine ------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class EngineKind:
+    """The engine the model path's runs are made with, and what the calibrator records of it.
+
+    Attributes:
+        config: its settings; a server's ``remote.served_model`` is filled in (``engine_kind``
+            asks the server when it is not given), since the runs depend on it.
+        logprobs_after_mask: the engine's ``EngineCapabilities.logprobs_after_mask``.
+    """
+
+    config: EngineConfig
+    logprobs_after_mask: bool = False
+
+    @property
+    def name(self) -> str:
+        """The registered engine name (the backend)."""
+        return self.config.backend
+
+    @property
+    def in_process(self) -> bool:
+        """Whether it is the in-process engine, whose runs are the data folder's ``runs/``."""
+        return self.config.backend == IN_PROCESS_ENGINE
+
+    @property
+    def served_model(self) -> str | None:
+        """The model it runs: a server's served model, the in-process engine's ``model``."""
+        return self.config.model if self.in_process else self.config.remote.served_model
+
+    def identity(self) -> dict[str, Any]:
+        """What identifies the model's answers: backend, model and, for a server, its dialect.
+
+        Where the servers are, their timeouts and the API key (never held here anyway: only
+        the name of its environment variable is a setting) are left out.
+        """
+        identity: dict[str, Any] = {"backend": self.name, "model": self.config.model}
+        if not self.in_process:
+            identity["served_model"] = self.config.remote.served_model
+            identity["dialect"] = self.config.remote.dialect
+        return identity
+
+    @property
+    def default(self) -> bool:
+        """Whether it is the default engine: in-process, with the embedded model.
+
+        Its runs' fingerprint has no engine part: the runs cached before engine kinds existed
+        were made with it, and stay current.
+        """
+        return self.in_process and self.config.model is None
+
+    def metadata(self) -> dict[str, Any]:
+        """``metadata["engine"]`` of a calibrator fitted on its runs."""
+        return {"name": self.name, "logprobs_after_mask": self.logprobs_after_mask,
+                "served_model": self.served_model}  # fmt: skip
+
+
+def engine_kind(config: EngineConfig | None = None) -> EngineKind:
+    """What the engine ``config`` builds is: its capability, and a server's served model.
+
+    The engine is built only to be looked at (an in-process engine loads no weights for it);
+    a server is asked for its model (``Engine.ready``) when ``remote.served_model`` is not set.
+
+    Args:
+        config: the engine's settings; None: the default engine.
+
+    Raises:
+        EngineUnavailable: the engine cannot be built, or its server did not answer.
+    """
+    config = config if config is not None else EngineConfig()
+    engine = build_engine(config)
+    try:
+        if config.backend != IN_PROCESS_ENGINE and config.remote.served_model is None:
+            asyncio.run(engine.ready())
+            served = getattr(engine, "served_model", None)
+            if served:
+                remote = config.remote.model_copy(update={"served_model": str(served)})
+                config = config.model_copy(update={"remote": remote})
+        return EngineKind(config, bool(engine.capabilities.logprobs_after_mask))
+    finally:
+        engine.close()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -196,7 +293,7 @@ def text_cases(unit: UnitSpec, config: Mapping[str, Any]) -> list[TextCase]:
     cases: list[TextCase] = []
     for example in examples:
         key = _hash(unit.name, example.text)
-        gold = gold_output(example, crf)
+        gold = gold_output(example, crf, unit)
         fold = _fold(key, settings)
         tags = []
         if all(v is None for v in gold.values()):
@@ -228,17 +325,17 @@ def _fold_paths(unit: UnitSpec, settings: Mapping[str, Any], work: Path) -> dict
     for fold in range(settings["crf_folds"]):
         kept = [raw[e.line - 1] for e in examples
                 if _fold(_hash(unit.name, e.text), settings) != fold]  # fmt: skip
-        examples_path = work / f"{unit.name}.fold{fold}.jsonl"
-        examples_path.write_text("\n".join(kept) + "\n", encoding="utf-8")
-        # Absolute paths resolve to themselves against the unit's folder.
+        examples_name = f"{unit.name}.fold{fold}.jsonl"
+        (work / examples_name).write_text("\n".join(kept) + "\n", encoding="utf-8")
+        # The fold's unit lives in `work`: its files are named inside it, as a unit's must be
+        # (an absolute path or one out of the unit's folder is refused, S061).
         fold_crf = crf.model_copy(
-            update={
-                "examples": str(examples_path),
-                "model": str(work / f"{unit.name}.fold{fold}.crf"),
-            }
+            update={"examples": examples_name, "model": f"{unit.name}.fold{fold}.crf"}
         )
         fallbacks = [fold_crf if f is crf else f for f in unit.fallbacks]
-        fold_unit = unit.model_copy(update={"fallbacks": fallbacks})
+        fold_unit = unit.model_copy(
+            update={"fallbacks": fallbacks, "source": work / f"{unit.name}.yaml"}
+        )
         train_unit(fold_unit)
         paths[fold] = fold_crf.build(fold_unit)
     return paths
@@ -397,22 +494,83 @@ def _record(
 # -- cache -----------------------------------------------------------------------------------
 
 
-def runs_fingerprint(unit: UnitSpec, config: Mapping[str, Any]) -> str:
-    """What the runs of ``unit`` depend on: the unit, its data and the run settings.
+# What a unit file held when the shipped runs were made (``RUNS_FORMAT`` 1): its sections, and
+# the policy's settings and fallback triggers. A setting added since is in the fingerprint only
+# where a unit sets it to something else than its default: at its default a unit means what it
+# meant before the setting existed, so its runs are the same, and the cached runs stay current.
+# No trigger changes a run (every path runs on every text): the triggers stay in only as they
+# were then.
+_FORMAT_1_SECTIONS = frozenset({"name", "version", "description", "output", "prompt",
+                                "fallbacks", "policy", "fields", "locale", "flow"})  # fmt: skip
+_FORMAT_1_POLICY = frozenset({"threshold", "timeout_s", "max_new_tokens", "max_field_distance",
+                              "max_string_length", "require_grounding", "fallback_on"})  # fmt: skip
+_NEWER_TRIGGERS = frozenset({"engine_overloaded"})
 
-    The acceptance threshold is left out: every path runs whatever it is, so tuning it needs
-    no new runs.
+
+def _newer_at_default(model: Any, known: frozenset[str]) -> set[str]:
+    """The fields of ``model`` added since ``known`` that hold their default."""
+    fields = type(model).model_fields
+    return {name for name, field in fields.items() if name not in known and not field.exclude
+            and getattr(model, name) == field.get_default(call_default_factory=True)}  # fmt: skip
+
+
+def _declared(unit: UnitSpec) -> dict[str, Any]:
+    """The unit as its runs depend on it.
+
+    Left out: the acceptance threshold (every path runs whatever it is, so tuning it needs no
+    new runs), the engine chain (the runs' engine is the calibration's own, ``EngineKind``),
+    the settings added since the shipped runs where they hold their default, and the fallback
+    triggers added since (see ``_FORMAT_1_SECTIONS``).
+    """
+    top: dict[str, Any] = dict.fromkeys(_newer_at_default(unit, _FORMAT_1_SECTIONS) | {"engines"},
+                                        True)  # fmt: skip
+    top["policy"] = {"threshold"} | _newer_at_default(unit.policy, _FORMAT_1_POLICY)
+    declared = unit.model_dump(mode="json", exclude=top)
+    policy = declared["policy"]
+    policy["fallback_on"] = [t for t in policy["fallback_on"] if t not in _NEWER_TRIGGERS]
+    return declared
+
+
+def runs_fingerprint(
+    unit: UnitSpec, config: Mapping[str, Any], engine: EngineKind | None = None
+) -> str:
+    """What the runs of ``unit`` depend on: the unit, its data, the run settings, the engine.
+
+    Args:
+        unit: the unit.
+        config: the settings (``load_config``).
+        engine: the engine the runs are made with; None, or the default engine, adds nothing
+            (the runs cached before engine kinds were made with it), any other its
+            ``EngineKind.identity``.
     """
     crf = crf_spec_of(unit)
-    declared = unit.model_dump(mode="json", exclude={"policy": {"threshold"}})
-    parts = [json.dumps(declared, sort_keys=True).encode(), crf.examples_path(unit).read_bytes(),
+    parts = [json.dumps(_declared(unit), sort_keys=True).encode(),
+             crf.examples_path(unit).read_bytes(),
              json.dumps(config["runs"], sort_keys=True).encode()]  # fmt: skip
+    if engine is not None and not engine.default:
+        parts.append(json.dumps(engine.identity(), sort_keys=True).encode())
     return hashlib.sha256(b"\0".join(parts)).hexdigest()
 
 
+def runs_folder(runs: Path, engine: EngineKind | None = None) -> Path:
+    """Where the runs made with ``engine`` are cached.
+
+    ``runs`` (the data folder's ``runs/``) for the in-process engine and for None,
+    ``runs/<engine name>`` for any other.
+    """
+    return runs if engine is None or engine.in_process else runs / engine.name
+
+
 def runs_path(unit_name: str, folder: Path) -> Path:
-    """Where the runs of a unit are cached in ``folder`` (the data folder's ``runs/``)."""
+    """Where the runs of a unit are cached in ``folder`` (``runs/`` or an engine's folder in it)."""
     return folder / f"{unit_name}.jsonl.gz"
+
+
+def _rebuild(engine: EngineKind | None) -> str:
+    """The command that builds the runs again, with the engine they are for."""
+    if engine is None or engine.default:
+        return "`aau calibrate --rebuild`"
+    return f"`aau calibrate --rebuild --engine {engine.name} …`"
 
 
 def _write(path: Path, header: dict[str, Any], records: Iterable[dict[str, Any]]) -> None:
@@ -433,15 +591,21 @@ def _read(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 
 
 def load_runs(
-    config: Mapping[str, Any], folder: Path, units: Path | None = None
+    config: Mapping[str, Any],
+    folder: Path,
+    units: Path | None = None,
+    *,
+    engine: EngineKind | None = None,
 ) -> list[dict[str, Any]]:
     """Every cached record of the configured units.
 
     Args:
         config: the settings (``load_config``).
-        folder: where the runs are cached (the data folder's ``runs/``).
+        folder: where the runs are cached (the data folder's ``runs/``, or ``runs_folder``).
         units: the folder of the unit files; with it, runs made from another unit file, other
-            data or other settings are refused. None loads the runs unchecked.
+            data, other settings or with another engine are refused. None loads the runs
+            unchecked.
+        engine: the engine the runs must have been made with (None: the default engine).
 
     Returns:
         The records, unit by unit in the configured order.
@@ -455,68 +619,95 @@ def load_runs(
         path = runs_path(name, folder)
         if not path.is_file():
             raise FileNotFoundError(
-                f"no labelled runs for {name} at {path}; build them with `aau calibrate --rebuild`"
+                f"no labelled runs for {name} at {path}; build them with {_rebuild(engine)}"
             )
         header, unit_records = _read(path)
         if units is not None and header.get("fingerprint") != runs_fingerprint(
-            load_unit(units, name), config
+            load_unit(units, name), config, engine
         ):
             raise FileNotFoundError(
                 f"the labelled runs in {path} were made from another version of units/{name}.yaml,"
-                " its data or the calibration config.yaml; rebuild them with"
-                " `aau calibrate --rebuild`"
+                " its data, the calibration config.yaml or with another engine; rebuild them with"
+                f" {_rebuild(engine)}"
             )
         records.extend(unit_records)
     return records
 
 
-def is_current(unit: UnitSpec, config: Mapping[str, Any], folder: Path) -> bool:
-    """Whether the cached runs of ``unit`` in ``folder`` were made from it, its data and config."""
+def is_current(
+    unit: UnitSpec, config: Mapping[str, Any], folder: Path, engine: EngineKind | None = None
+) -> bool:
+    """Whether the cached runs of ``unit`` in ``folder`` are of it, its data, config and engine.
+
+    ``engine``: the engine they must have been made with (None: the default engine).
+    """
     path = runs_path(unit.name, folder)
-    return path.is_file() and _read(path)[0].get("fingerprint") == runs_fingerprint(unit, config)
+    return path.is_file() and _read(path)[0].get("fingerprint") == runs_fingerprint(
+        unit, config, engine
+    )
 
 
 async def abuild_runs(
-    config: Mapping[str, Any], folder: Path, units: Path, *, force: bool = False
+    config: Mapping[str, Any],
+    folder: Path,
+    units: Path,
+    *,
+    force: bool = False,
+    engine: EngineKind | None = None,
 ) -> None:
     """Build (or keep, when current) the cached runs of every configured unit.
 
     Args:
         config: the settings (``load_config``).
-        folder: where the runs are cached (the data folder's ``runs/``).
+        folder: where the runs are cached (the data folder's ``runs/``, or ``runs_folder``).
         units: the folder of the unit files and their annotated data.
         force: run every path on every text again, even where the cache is current.
+        engine: the engine the model path runs on (``engine_kind``); None: the default one.
+            The ``runs: threads`` setting applies unless its config sets ``threads``.
     """
     import torch  # only building runs needs it: loading cached ones must not
 
-    torch.set_num_threads(config["runs"]["threads"])
-    engine: Engine | None = None
+    threads = config["runs"]["threads"]
+    torch.set_num_threads(threads)
+    settings = engine.config if engine is not None else EngineConfig()
+    if settings.threads is None:
+        settings = settings.model_copy(update={"threads": threads})
+    built: Engine | None = None
     embedder = SentenceEmbedder()
     try:
         for name in config["runs"]["units"]:
             unit = load_unit(units, name)
             path = runs_path(name, folder)
-            if not force and is_current(unit, config, folder):
+            if not force and is_current(unit, config, folder, engine):
                 print(f"{name}: cached runs are current ({path})", file=sys.stderr)
                 continue
-            fingerprint = runs_fingerprint(unit, config)
-            if engine is None:
-                engine = build_engine(EngineConfig(threads=config["runs"]["threads"]))
+            fingerprint = runs_fingerprint(unit, config, engine)
+            if built is None:
+                built = build_engine(settings)
+                # Weights loaded, or a server healthy, before the first texts' deadlines start.
+                await built.ready()
             began = time.perf_counter()
-            records = await unit_runs(unit, engine, config, embedder)
+            records = await unit_runs(unit, built, config, embedder)
             header = {"format": RUNS_FORMAT, "unit": unit.key, "fingerprint": fingerprint,
                       "seconds": round(time.perf_counter() - began, 1),
                       "embedder": embedder.available}  # fmt: skip
+            if engine is not None and not engine.default:
+                header["engine"] = engine.identity()
             _write(path, header, records)
             print(f"{name}: {len(records)} texts in {header['seconds']} s -> {path}",
                   file=sys.stderr)  # fmt: skip
     finally:
-        if engine is not None:
-            engine.close()
+        if built is not None:
+            built.close()
 
 
 def build_runs(
-    config: Mapping[str, Any], folder: Path, units: Path, *, force: bool = False
+    config: Mapping[str, Any],
+    folder: Path,
+    units: Path,
+    *,
+    force: bool = False,
+    engine: EngineKind | None = None,
 ) -> None:
     """Synchronous ``abuild_runs``."""
-    asyncio.run(abuild_runs(config, folder, units, force=force))
+    asyncio.run(abuild_runs(config, folder, units, force=force, engine=engine))

@@ -82,7 +82,7 @@ class Pipeline:
         """The named engines (``default`` is ``engine``, when there is one)."""
         if self.engine is not None:
             self.engines.setdefault(DEFAULT_ENGINE, self.engine)
-        self.calibrator = _calibrator(calibrator)
+        self.calibrator = _calibrator(calibrator, self.engine)
         self._terms = terms
         self.runners = [
             UnitRunner(
@@ -204,19 +204,36 @@ class Pipeline:
         return PipelineResult(id=id, units=units)
 
 
-def _calibrator(choice: Calibrator | str | Path | None | bool) -> Calibrator | None:
-    """The calibrator of a pipeline.
+def _calibrator(
+    choice: Calibrator | str | Path | None | bool, engine: Engine | None = None
+) -> Calibrator | None:
+    """The calibrator of a pipeline whose (default) engine is ``engine``.
 
-    ``None`` (or ``True``): the shipped one when there is one, else the paths' raw confidences;
+    ``None`` (or ``True``): the one fitted with ``engine`` when it is not the in-process engine
+    and its artifact ``calibrator-<engine>.pt`` is there (``aau calibrate --engine``), else the
+    shipped one when there is one (the runner then reads the generations only of engines whose
+    log-probabilities are of the kind it was fitted on), else the paths' raw confidences;
     ``False``: none; a path or a ``Calibrator``: that one.
     """
     if choice is False:
         return None
     # Imported here: torch loads with it, and `aau validate` or `aau schema` need no torch.
     from aau.calibration import load_calibrator
-    from aau.calibration.calibrator import default_artifact_path
+    from aau.calibration.calibrator import (
+        IN_PROCESS_ENGINE,
+        default_artifact_path,
+        engine_artifact_path,
+    )
+    from aau.errors import CalibrationError
 
     if choice is None or choice is True:
+        if engine is not None and engine.name != IN_PROCESS_ENGINE:
+            try:
+                own: Path | None = engine_artifact_path(engine.name)
+            except CalibrationError:  # a name no file can carry: there is no such artifact
+                own = None
+            if own is not None and own.is_file():
+                return load_calibrator(own)  # fitted for another spec: refused, loudly
         if not default_artifact_path().is_file():
             return None
         return load_calibrator()  # present but fitted for another spec: refused, loudly

@@ -5,11 +5,12 @@ A unit file declares what to extract (``output``, a JSON Schema), how to ask the
 answer (``policy``). Everything that can be checked without running is checked here, so a broken
 unit fails at load with ``file:line: field: message`` instead of at 3 a.m. in a batch.
 
-The stand-alone sections (prompt, policy, field rules, locale) are ``aau.spec.sections``. The
-fallbacks are the one open part: ``FallbackSpec`` is their common base, each kind a subclass
-declared in the ``aau.fallbacks`` entry-point group (``FALLBACK_KINDS``) and defined in its own
-module above this layer. The checks (``check_unit``) yield ``(location, message, code)``; the
-first becomes a located ``SpecError``. Codes are stable (S0xx) so tools can group them.
+The stand-alone sections (prompt, policy, field rules, locale, normalizer tables) are
+``aau.spec.sections``. The fallbacks are the one open part: ``FallbackSpec`` is their common
+base, each kind a subclass declared in the ``aau.fallbacks`` entry-point group
+(``FALLBACK_KINDS``) and defined in its own module above this layer. The checks
+(``check_unit``) yield ``(location, message, code)``; the first becomes a located
+``SpecError``. Codes are stable (S0xx) so tools can group them.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from aau.limits import LIMITS
 from aau.registry import Registry
 from aau.spec.decoding_schema import decoding_schema, field_grammars
 from aau.spec.loader import LineMap, line_of, path_past_depth, read_yaml, read_yaml_file
-from aau.spec.sections import FieldSpec, Locale, Policy, PromptSpec
+from aau.spec.sections import FieldSpec, Locale, NormalizerTable, Policy, PromptSpec
 from aau.spec.templates import render_problem, template_problems
 
 __all__ = [
@@ -84,6 +85,15 @@ class FallbackSpec(_Strict):
 
     def check(self, unit: UnitSpec) -> Iterator[Issue]:
         """Problems of this declaration within ``unit``, located relative to it; none here."""
+        return iter(())
+
+    def check_shared(self, unit: UnitSpec) -> Iterator[Issue]:
+        """Problems of the unit-level declarations this kind's paths use, located from the root.
+
+        The normalizer tables (``normalizers``) are checked here, by the layer that knows the
+        registered normalizers; ``check_unit`` reports each problem once, however many of the
+        unit's fallbacks find it, before the kinds' own checks. None here.
+        """
         return iter(())
 
     def data_problems(self, unit: UnitSpec) -> list[SpecError]:
@@ -144,6 +154,12 @@ class UnitSpec(_Strict):
     fields: dict[str, FieldSpec] = {}
     """Per output field: the grammar its value must follow."""
     locale: Locale = Locale()
+    normalizers: dict[Annotated[str, Field(pattern=_NAME)], NormalizerTable] = Field(
+        {}, max_length=64
+    )
+    """The unit's own normalizers, by name: tables of words and the values they stand for
+    (``period_unit: {map: {months: month, mois: month}}``); fallback fields name them like a
+    registered normalizer (``normalize: period_unit``), and a name may not shadow one."""
     flow: dict[str, Any] | None = None
     """Optional state chart (python-statemachine's YAML format) replacing the default chain."""
     source: Path | None = Field(None, exclude=True)
@@ -200,9 +216,16 @@ class UnitSpec(_Strict):
             spec = cls.model_validate({**data, "source": source})
         except ValidationError as exc:
             raise _spec_error_from(exc, where, lines) from None
-        for loc, message, check in check_unit(spec):
-            raise SpecError(message, file=where, line=line_of(lines, loc), field=_dotted(loc),
-                            check=check)  # fmt: skip
+        issues = check_unit(spec)
+        for loc, message, check in issues:
+            error = SpecError(message, file=where, line=line_of(lines, loc), field=_dotted(loc),
+                              check=check)  # fmt: skip
+            if check in _LISTED_CHECKS:  # the other problems of this check, as notes
+                for oloc, omessage, ocheck in issues:
+                    if ocheck == check:
+                        error.add_note(f"{where}:{line_of(lines, oloc)}: {_dotted(oloc)}: "
+                                       f"{omessage}")  # fmt: skip
+            raise error
         if source is not None and spec.name != source.stem:
             raise SpecError(
                 f"name {spec.name!r} differs from the file stem {source.stem!r}; rename one",
@@ -224,6 +247,12 @@ class UnitSpec(_Strict):
         return cls.from_dict(data, source=path.resolve(), lines=lines)
 
 
+_LISTED_CHECKS = frozenset({"S043"})
+"""Checks whose every problem is told at once (as notes of the first): each enum value that a
+normalizer can never produce is its own problem, and fixing one at a time helps no one. The
+checks after them run on a unit that passed the schema checks, so finding the rest is safe."""
+
+
 def _dotted(loc: tuple[str | int, ...]) -> str:
     out = ""
     for part in loc:
@@ -237,7 +266,8 @@ def _spec_error_from(exc: ValidationError, where: str, lines: LineMap) -> SpecEr
 
     def clean(loc: tuple[Any, ...]) -> tuple[str | int, ...]:
         # Discriminated unions add the tag ('heuristic') to the location; drop it.
-        tags = set(FALLBACK_KINDS.names())
+        # A mapping's key that fails its own rule adds "[key]" after it; drop it too.
+        tags = {*FALLBACK_KINDS.names(), "[key]"}
         return tuple(p for p in loc if not (isinstance(p, str) and p in tags))
 
     def describe(err: Any) -> str:
@@ -404,6 +434,12 @@ def check_unit(spec: UnitSpec) -> Iterator[Issue]:
     yield from _check_output_schema(spec)
     yield from _check_template(spec)
     yield from _check_examples(spec)
+    shared: set[Issue] = set()
+    for fallback in spec.fallbacks:  # the tables the kinds' fields name, each problem once
+        for issue in fallback.check_shared(spec):
+            if issue not in shared:
+                shared.add(issue)
+                yield issue
     for index, fallback in enumerate(spec.fallbacks):  # each kind checks its own declaration
         for loc, message, code in fallback.check(spec):
             yield ("fallbacks", index, *loc), message, code

@@ -1,4 +1,4 @@
-"""The sections of a unit file that stand alone: prompt, policy, field rules and locale.
+"""The sections of a unit file that stand alone: prompt, policy, field rules, locale, tables.
 
 ``UnitSpec`` (``aau.spec.model``) is made of these plus the output schema and the fallbacks;
 none of them refers back to the unit, so they sit below it. Their numbers must be finite
@@ -7,11 +7,32 @@ none of them refers back to the unit, so they sit below it. Their numbers must b
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import math
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    StringConstraints,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
 
-__all__ = ["FallbackTrigger", "FewShotExample", "FieldSpec", "Locale", "Policy", "PromptSpec"]
+__all__ = [
+    "TABLE_MAX_ENTRIES",
+    "TABLE_MAX_TEXT",
+    "FallbackTrigger",
+    "FewShotExample",
+    "FieldSpec",
+    "Locale",
+    "NormalizerTable",
+    "Policy",
+    "PromptSpec",
+    "TableValue",
+]
 
 FallbackTrigger = Literal[
     "invalid_output", "ungrounded_output", "low_confidence", "engine_unavailable",
@@ -85,3 +106,85 @@ class Policy(_Strict):
         "engine_timeout", "engine_overloaded", "context_too_long", "constraint_not_honored",
     ]  # fmt: skip
     """Which primary-path outcomes move the run to the fallbacks."""
+
+
+TABLE_MAX_ENTRIES = 10_000
+"""Entries one normalizer table may hold."""
+TABLE_MAX_TEXT = 256
+"""Characters of one key, or of one text value, of a normalizer table."""
+
+
+def _table_value(value: Any) -> Any:
+    if value is None or isinstance(value, bool | int):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError("a table value must be a finite number")
+        return value
+    if isinstance(value, str):
+        if len(value) > TABLE_MAX_TEXT:
+            raise ValueError(f"a table value is at most {TABLE_MAX_TEXT} characters")
+        return value
+    raise ValueError(
+        f"a table value is a text, a number, a boolean or null, not {type(value).__name__}"
+    )
+
+
+TableValue = Annotated[
+    Any,
+    PlainValidator(_table_value),
+    WithJsonSchema({"type": ["string", "number", "boolean", "null"], "maxLength": TABLE_MAX_TEXT}),
+]
+"""What a table maps a word to: a text, a number, a boolean, or null (the path skips it)."""
+
+
+class NormalizerTable(_Strict):
+    """A unit's own normalizer: words looked up in a table (``months: month``).
+
+    Fields name it like any normalizer (``normalize: period_unit``). The text is first read by
+    ``base`` (a registered normalizer); what that gives is looked up in ``map`` (casefolded
+    unless ``case_sensitive``; a number or boolean is looked up by its JSON text, ``3``,
+    ``true``). A value the table does not hold normalizes to None (the path skips that match),
+    or, with ``unknown: keep``, stays as the base gave it.
+    """
+
+    base: Annotated[str, StringConstraints(min_length=1, max_length=128)] = "text"
+    """The registered normalizer applied first (``text``: outer spaces off, inner runs
+    collapsed)."""
+    map: dict[Annotated[str, StringConstraints(min_length=1, max_length=TABLE_MAX_TEXT)],
+              TableValue] = Field(min_length=1, max_length=TABLE_MAX_ENTRIES)  # fmt: skip
+    """Word -> the value it stands for (``{months: month, mois: month, monate: month}``)."""
+    unknown: Literal["keep"] | None = None
+    """A word the table does not hold: null (default) normalizes it to None; ``keep`` keeps
+    the base's value."""
+    case_sensitive: bool = False
+    """Match keys exactly instead of casefolded."""
+
+    @field_validator("map", mode="before")
+    @classmethod
+    def _bounded(cls, value: Any) -> Any:
+        # Before each entry is validated: a hostile table costs its length, not its work.
+        if isinstance(value, dict) and len(value) > TABLE_MAX_ENTRIES:
+            raise ValueError(
+                f"a table holds at most {TABLE_MAX_ENTRIES} entries, this one {len(value)}"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _one_value_per_key(self) -> NormalizerTable:
+        if self.case_sensitive:
+            return self
+        seen: dict[str, tuple[str, Any]] = {}
+        for key, value in self.map.items():
+            folded = key.casefold()
+            other = seen.setdefault(folded, (key, value))
+            if other[0] != key and not _same(other[1], value):
+                raise ValueError(
+                    f"keys {other[0]!r} and {key!r} are one key when case is ignored but map to "
+                    f"{other[1]!r} and {value!r}; keep one, or set case_sensitive: true"
+                )
+        return self
+
+
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b

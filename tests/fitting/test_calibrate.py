@@ -12,17 +12,22 @@ import json
 import random
 import re
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import torch
 import yaml
 
 from aau.calibration.calibrator import load_calibrator
 from aau.calibration.training import HEADLINE
 from aau.cli.main import main
-from aau.fitting.runs import RUNS_FORMAT, load_config, load_unit, runs_fingerprint
+from aau.fitting.runs import (
+    RUNS_FORMAT,
+    EngineKind,
+    load_config,
+    load_unit,
+    runs_fingerprint,
+    runs_folder,
+)
 from tests.conftest import REPO, UNITS_DIR
 
 PACKAGE = REPO / "aau"
@@ -36,23 +41,6 @@ def calibrate(*argv: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str,
     code = main(["calibrate", *argv])
     out, err = capsys.readouterr()
     return code, out, err
-
-
-@pytest.fixture
-def elsewhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A working directory outside the checkout: no ./calibration, no ./units."""
-    folder = tmp_path / "elsewhere"
-    folder.mkdir()
-    monkeypatch.chdir(folder)
-    return folder
-
-
-@pytest.fixture
-def torch_threads() -> Iterator[None]:
-    """Restore torch's thread count (the runs' settings set it for the engine)."""
-    threads = torch.get_num_threads()
-    yield
-    torch.set_num_threads(threads)
 
 
 # -- what it needs, and where it looked ----------------------------------------------------------
@@ -157,10 +145,15 @@ def test_the_root_option_is_gone(capsys: pytest.CaptureFixture[str]) -> None:
 # -- a whole run on a small synthetic set -------------------------------------------------------
 
 
-def synthetic_data(root: Path, texts: int = 60) -> Path:
-    """Settings and current cached runs of ``extract_quantity``, with made-up path answers."""
+def synthetic_data(root: Path, texts: int = 60, engine: EngineKind | None = None) -> Path:
+    """Settings and current cached runs of ``extract_quantity``, with made-up path answers.
+
+    ``engine``: the engine the runs pass for (in its folder, with its fingerprint); None: the
+    default engine.
+    """
     data = root / "synthetic"
-    (data / "runs").mkdir(parents=True)
+    runs = runs_folder(data / "runs", engine)
+    runs.mkdir(parents=True)
     settings = {
         "version": 7,
         "runs": {"units": ["extract_quantity"], "seed": 1, "ocr_share": 0.0,
@@ -185,8 +178,8 @@ def synthetic_data(root: Path, texts: int = 60) -> Path:
                         "cases": [], "rows": rows, "errors": {}})  # fmt: skip
     unit = load_unit(UNITS_DIR, "extract_quantity")
     header = {"format": RUNS_FORMAT, "unit": unit.key,
-              "fingerprint": runs_fingerprint(unit, config)}  # fmt: skip
-    with gzip.open(data / "runs" / "extract_quantity.jsonl.gz", "wt", encoding="utf-8") as out:
+              "fingerprint": runs_fingerprint(unit, config, engine)}  # fmt: skip
+    with gzip.open(runs / "extract_quantity.jsonl.gz", "wt", encoding="utf-8") as out:
         for line in (header, *records):
             out.write(json.dumps(line) + "\n")
     return data
