@@ -1,0 +1,398 @@
+"""Numbers written in words: text2num for the units' European languages, compact tables else.
+
+``text2num`` (Allo-Media, MIT, a Rust core with Python wheels) reads cardinal and ordinal
+number words in English, French, Spanish, Portuguese, German, Dutch, Danish and Italian, as
+whole strings and as occurrences in a token stream. It is small (one extension module, no
+dependencies), maintained, and stricter than ``number-parser`` (which guesses across languages
+and accepts stray words). What it lacks is covered here by compact tables: Swedish, Norwegian
+and Turkish cardinals, CJK numerals (Chinese and Japanese, financial forms, with ASCII digits
+mixed in: ``36.57億``, ``7千``), Japanese numerals written in kana and Sino-Korean numerals in
+Hangul.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from decimal import Decimal, InvalidOperation
+from functools import cache
+from typing import NamedTuple
+
+__all__ = [
+    "CJK_NUMERALS",
+    "TEXT2NUM_LANGUAGES",
+    "WordHit",
+    "cjk_value",
+    "find_word_numbers",
+    "words_value",
+]
+
+TEXT2NUM_LANGUAGES = ("en", "fr", "es", "pt", "de", "nl", "it", "da")
+"""Languages text2num reads, in the order tried when no language is given."""
+
+TABLE_LANGUAGES = ("sv", "no", "tr")
+
+_CJK_DIGITS = {
+    "〇": 0, "零": 0, "一": 1, "壱": 1, "壹": 1, "二": 2, "弐": 2, "贰": 2, "貳": 2, "两": 2,
+    "兩": 2, "三": 3, "参": 3, "叁": 3, "參": 3, "四": 4, "肆": 4, "五": 5, "伍": 5, "六": 6,
+    "陆": 6, "陸": 6, "七": 7, "柒": 7, "八": 8, "捌": 8, "九": 9, "玖": 9,
+}  # fmt: skip
+_CJK_SMALL = {"十": 10, "拾": 10, "什": 10, "百": 100, "佰": 100, "千": 1000, "仟": 1000}
+_CJK_BIG = {"万": 10**4, "萬": 10**4, "億": 10**8, "亿": 10**8, "兆": 10**12, "京": 10**16}
+CJK_NUMERALS = frozenset(_CJK_DIGITS) | frozenset(_CJK_SMALL) | frozenset(_CJK_BIG)
+"""Characters that write a CJK number (digits, 十百千, 万億兆京)."""
+_CJK_POINT = "点點"
+_CJK_NEGATIVE = "负負"
+
+_KANA = {
+    "れい": "零", "ゼロ": "零", "いち": "一", "に": "二", "さん": "三", "よん": "四", "し": "四",
+    "ご": "五", "ろく": "六", "なな": "七", "しち": "七", "はち": "八", "きゅう": "九", "く": "九",
+    "じゅう": "十", "ひゃく": "百", "びゃく": "百", "ぴゃく": "百", "せん": "千", "ぜん": "千",
+    "まん": "万", "おく": "億", "ちょう": "兆", "いっ": "一", "はっ": "八", "ろっ": "六",
+}  # fmt: skip
+_HANGUL = {
+    "영": "零", "공": "零", "일": "一", "이": "二", "삼": "三", "사": "四", "오": "五", "육": "六",
+    "륙": "六", "칠": "七", "팔": "八", "구": "九", "십": "十", "백": "百", "천": "千", "만": "万",
+    "억": "億", "조": "兆",
+}  # fmt: skip
+
+# Compact cardinal tables for languages text2num does not read: morpheme -> value. Values of
+# 100 multiply what precedes, 1000 and up close a group (the usual additive-multiplicative rule).
+_TABLES: dict[str, dict[str, int]] = {
+    "sv": {
+        "noll": 0, "en": 1, "ett": 1, "två": 2, "tre": 3, "fyra": 4, "fem": 5, "sex": 6,
+        "sju": 7, "åtta": 8, "nio": 9, "tio": 10, "elva": 11, "tolv": 12, "tretton": 13,
+        "fjorton": 14, "femton": 15, "sexton": 16, "sjutton": 17, "arton": 18, "nitton": 19,
+        "tjugo": 20, "tjugu": 20, "trettio": 30, "fyrtio": 40, "femtio": 50, "sextio": 60,
+        "sjuttio": 70, "åttio": 80, "nittio": 90, "hundra": 100, "tusen": 1000,
+        "miljon": 10**6, "miljoner": 10**6, "miljard": 10**9, "miljarder": 10**9,
+    },
+    "no": {
+        "null": 0, "en": 1, "ett": 1, "ei": 1, "to": 2, "tre": 3, "fire": 4, "fem": 5,
+        "seks": 6, "sju": 7, "syv": 7, "åtte": 8, "ni": 9, "ti": 10, "elleve": 11, "tolv": 12,
+        "tretten": 13, "fjorten": 14, "femten": 15, "seksten": 16, "sytten": 17, "atten": 18,
+        "nitten": 19, "tjue": 20, "tjueen": 21, "tretti": 30, "førti": 40, "femti": 50,
+        "seksti": 60, "sytti": 70, "åtti": 80, "nitti": 90, "hundre": 100, "tusen": 1000,
+        "million": 10**6, "millioner": 10**6, "milliard": 10**9, "milliarder": 10**9,
+        "og": 0,
+    },
+    "tr": {
+        "sıfır": 0, "bir": 1, "iki": 2, "üç": 3, "dört": 4, "beş": 5, "altı": 6, "yedi": 7,
+        "sekiz": 8, "dokuz": 9, "on": 10, "yirmi": 20, "otuz": 30, "kırk": 40, "elli": 50,
+        "altmış": 60, "yetmiş": 70, "seksen": 80, "doksan": 90, "yüz": 100, "bin": 1000,
+        "milyon": 10**6, "milyar": 10**9, "trilyon": 10**12,
+    },
+}  # fmt: skip
+_CONNECTORS = {"sv": {"och"}, "no": {"og"}, "tr": set()}
+
+
+class WordHit(NamedTuple):
+    """Number words found in a token stream: tokens ``[start, end)`` and their value."""
+
+    start: int
+    end: int
+    value: Decimal
+    ordinal: bool
+
+
+def _decimal(value: float | int) -> Decimal:
+    return Decimal(str(value))
+
+
+def _text2num(text: str, language: str) -> Decimal | None:
+    from text_to_num import text2num
+
+    try:
+        return _decimal(text2num(text, language))
+    except (ValueError, TypeError):
+        return None
+
+
+def _segment(word: str, table: dict[str, int]) -> list[int] | None:
+    """Split a compound number word into table morphemes, longest first ("fyrtiofem")."""
+    values: list[int] = []
+    position = 0
+    longest = max(map(len, table))
+    while position < len(word):
+        for size in range(min(longest, len(word) - position), 0, -1):
+            piece = word[position : position + size]
+            if piece in table:
+                values.append(table[piece])
+                position += size
+                break
+        else:
+            return None
+    return values
+
+
+def _combine(values: Iterable[int]) -> Decimal | None:
+    total, current, seen = 0, 0, False
+    for value in values:
+        seen = True
+        if value == 100:
+            current = (current or 1) * 100
+        elif value >= 1000:
+            total += (current or 1) * value
+            current = 0
+        else:
+            current += value
+    return Decimal(total + current) if seen else None
+
+
+def _table_value(text: str, language: str) -> Decimal | None:
+    table = _TABLES[language]
+    values: list[int] = []
+    for word in re.split(r"[\s\-]+", text.casefold()):
+        if not word or word in _CONNECTORS[language]:
+            continue
+        pieces = _segment(word, table)
+        if pieces is None:
+            return None
+        values.extend(pieces)
+    return _combine(values)
+
+
+def words_value(text: str, languages: Sequence[str] | None = None) -> Decimal | None:
+    """The value of a whole string of number words ("twenty two", "fyrtiofem"), else None."""
+    text = text.strip()
+    if not text or len(text) > 200 or any(c.isdigit() for c in text):
+        return None
+    if any(c in CJK_NUMERALS or "\u3040" <= c <= "\u30ff" or "\uac00" <= c <= "\ud7a3"
+           for c in text):  # fmt: skip
+        return cjk_value(kana_or_hangul(text))
+    order = _language_order(languages)
+    for language in order:
+        if language in _TABLES:
+            value = _table_value(text, language)
+        else:
+            value = _text2num(text, language)
+        if value is not None:
+            return value
+    return None
+
+
+def _language_order(languages: Sequence[str] | None) -> list[str]:
+    known = [*TEXT2NUM_LANGUAGES, *TABLE_LANGUAGES]
+    if not languages:
+        return known
+    wanted = [{"nb": "no", "nn": "no"}.get(lang, lang) for lang in
+              (language.split("_")[0].split("-")[0].lower() for language in languages)]  # fmt: skip
+    return [lang for lang in wanted if lang in known] or known
+
+
+def kana_or_hangul(text: str) -> str:
+    """Japanese kana numerals and Sino-Korean Hangul numerals as CJK numerals; else unchanged."""
+    compact = "".join(text.split())
+    if all(c in _HANGUL or c.isdigit() or c == "." for c in compact) and any(
+        c in _HANGUL for c in compact
+    ):
+        return "".join(_HANGUL.get(c, c) for c in compact)
+    if not any("\u3040" <= c <= "\u30ff" for c in compact):
+        return text
+    out, position = [], 0
+    while position < len(compact):
+        for size in (3, 2, 1):
+            piece = compact[position : position + size]
+            if piece in _KANA:
+                out.append(_KANA[piece])
+                position += size
+                break
+        else:
+            out.append(compact[position])
+            position += 1
+    return "".join(out)
+
+
+def cjk_value(text: str) -> Decimal | None:
+    """A CJK number, ASCII digits allowed inside: 二〇一九, 四十九兆九千五百九十二億, 36.57億."""
+    text = "".join(text.split())
+    if not text or len(text) > 64:
+        return None
+    sign = 1
+    if text[0] in _CJK_NEGATIVE:
+        sign, text = -1, text[1:]
+    half = text.endswith("半") and len(text) > 1
+    if half:
+        text = text[:-1]
+    fraction = Decimal(0)
+    for point in _CJK_POINT:
+        if point in text:
+            text, _, decimals = text.partition(point)
+            digits = "".join(str(_CJK_DIGITS[c]) if c in _CJK_DIGITS else c for c in decimals)
+            if not digits.isdigit():
+                return None
+            fraction = Decimal("0." + digits)
+            break
+    tokens = _cjk_tokens(text)
+    if tokens is None or (not tokens and not fraction):
+        return None
+    if all(kind == "digit" for kind, _ in tokens) and len(tokens) > 1:
+        if any(not isinstance(v, int) or v > 9 for _, v in tokens):
+            return None
+        value = Decimal("".join(str(v) for _, v in tokens))
+    else:
+        big = _cjk_big(tokens)
+        if big is None:
+            return None
+        value = big
+    return sign * (value + fraction + (Decimal("0.5") if half else 0))
+
+
+_CjkToken = tuple[str, Decimal | int]
+
+
+def _cjk_tokens(text: str) -> list[_CjkToken] | None:
+    tokens: list[_CjkToken] = []
+    for match in re.finditer(r"\d+(?:\.\d+)?|.", text):
+        piece = match.group()
+        if piece[0].isdigit():
+            try:
+                tokens.append(("number", Decimal(piece)))
+            except InvalidOperation:
+                return None
+        elif piece in _CJK_DIGITS:
+            tokens.append(("digit", _CJK_DIGITS[piece]))
+        elif piece in _CJK_SMALL:
+            tokens.append(("small", _CJK_SMALL[piece]))
+        elif piece in _CJK_BIG:
+            tokens.append(("big", _CJK_BIG[piece]))
+        else:
+            return None
+    return tokens
+
+
+def _cjk_big(tokens: list[_CjkToken]) -> Decimal | None:
+    bigs = [value for kind, value in tokens if kind == "big"]
+    if not bigs:
+        return _cjk_section(tokens)
+    largest = max(bigs)
+    index = next(i for i, (kind, value) in enumerate(tokens) if kind == "big" and value == largest)
+    left, right = tokens[:index], tokens[index + 1 :]
+    left_value = _cjk_big(left) if left else Decimal(1)
+    right_value = _cjk_big(right) if right else Decimal(0)
+    if left_value is None or right_value is None:
+        return None
+    return left_value * largest + right_value
+
+
+def _cjk_section(tokens: list[_CjkToken]) -> Decimal | None:
+    total, pending = Decimal(0), None
+    for kind, value in tokens:
+        if kind in ("digit", "number"):
+            if pending is not None:
+                return None
+            pending = Decimal(value)
+        else:  # small unit
+            total += (pending if pending is not None else 1) * value
+            pending = None
+    return total + (pending or 0)
+
+
+class _Token:
+    """A token for text2num's ``find_numbers`` (it calls ``text()`` and two predicates)."""
+
+    __slots__ = ("word",)
+
+    def __init__(self, word: str) -> None:
+        self.word = word
+
+    def text(self) -> str:
+        return self.word
+
+    def nt_separated(self, previous: object) -> bool:
+        return False
+
+    def not_a_number_part(self) -> bool:
+        return False
+
+
+def find_word_numbers(words: Sequence[str], languages: Sequence[str] | None) -> list[WordHit]:
+    """Number-word occurrences in a token list, longest first where languages disagree."""
+    from text_to_num import find_numbers
+
+    tokens = [_Token(word) for word in words]
+    hits: list[WordHit] = []
+    for language in _language_order(languages):
+        if language in _TABLES:
+            hits.extend(_table_hits(words, language))
+            continue
+        try:
+            found = find_numbers(tokens, language, 0)
+        except (ValueError, TypeError):
+            continue
+        for occurrence in found:
+            hits.append(WordHit(occurrence.start, occurrence.end, _decimal(occurrence.value),
+                                bool(occurrence.is_ordinal)))  # fmt: skip
+    hits.sort(key=lambda hit: (hit.start, -(hit.end - hit.start)))
+    chosen: list[WordHit] = []
+    for hit in hits:
+        if chosen and hit.start < chosen[-1].end:
+            continue
+        chosen.append(hit)
+    return chosen
+
+
+def _table_hits(words: Sequence[str], language: str) -> list[WordHit]:
+    table = _TABLES[language]
+    hits: list[WordHit] = []
+    index = 0
+    while index < len(words):
+        end, values = index, []
+        while end < len(words):
+            word = words[end].casefold()
+            pieces = _segment(word, table) if word else None
+            if pieces is None:
+                break
+            values.extend(pieces)
+            end += 1
+        if end > index:
+            value = _combine(values)
+            if value is not None:
+                hits.append(WordHit(index, end, value, False))
+            index = end
+        else:
+            index += 1
+    return hits
+
+
+@cache
+def small_words() -> dict[int, tuple[str, ...]]:
+    """Words for 0-20 and the tens in the units' languages (``renderings``: "three" for 3)."""
+    table: dict[str, tuple[str, ...]] = {
+        "en": ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+               "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen",
+               "seventeen", "eighteen", "nineteen", "twenty"),
+        "de": ("null", "eins", "zwei", "drei", "vier", "fünf", "sechs", "sieben", "acht", "neun",
+               "zehn", "elf", "zwölf", "dreizehn", "vierzehn", "fünfzehn", "sechzehn",
+               "siebzehn", "achtzehn", "neunzehn", "zwanzig"),
+        "fr": ("zéro", "un", "deux", "trois", "quatre", "cinq", "six", "sept", "huit", "neuf",
+               "dix", "onze", "douze", "treize", "quatorze", "quinze", "seize", "dix-sept",
+               "dix-huit", "dix-neuf", "vingt"),
+        "es": ("cero", "uno", "dos", "tres", "cuatro", "cinco", "seis", "siete", "ocho", "nueve",
+               "diez", "once", "doce", "trece", "catorce", "quince", "dieciséis", "diecisiete",
+               "dieciocho", "diecinueve", "veinte"),
+        "it": ("zero", "uno", "due", "tre", "quattro", "cinque", "sei", "sette", "otto", "nove",
+               "dieci", "undici", "dodici", "tredici", "quattordici", "quindici", "sedici",
+               "diciassette", "diciotto", "diciannove", "venti"),
+        "pt": ("zero", "um", "dois", "três", "quatro", "cinco", "seis", "sete", "oito", "nove",
+               "dez", "onze", "doze", "treze", "catorze", "quinze", "dezesseis", "dezessete",
+               "dezoito", "dezenove", "vinte"),
+        "nl": ("nul", "een", "twee", "drie", "vier", "vijf", "zes", "zeven", "acht", "negen",
+               "tien", "elf", "twaalf", "dertien", "veertien", "vijftien", "zestien", "zeventien",
+               "achttien", "negentien", "twintig"),
+    }  # fmt: skip
+    extra = {1: ("a", "an", "eine", "ein", "une", "una", "uma", "één"), 2: ("both",)}
+    out: dict[int, list[str]] = {}
+    for words in table.values():
+        for number, word in enumerate(words):
+            out.setdefault(number, []).append(word)
+    for number, words_ in extra.items():
+        out[number].extend(words_)
+    tens = ("thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+    for index, ten in enumerate(tens, start=3):
+        out.setdefault(index * 10, []).append(ten)
+        for unit in range(1, 10):
+            out.setdefault(index * 10 + unit, []).append(f"{ten}-{table['en'][unit]}")
+    for unit in range(1, 10):
+        out.setdefault(20 + unit, []).append(f"twenty-{table['en'][unit]}")
+    return {number: tuple(dict.fromkeys(words_)) for number, words_ in out.items()}

@@ -1,0 +1,643 @@
+r"""Money: every ISO-4217 currency with its symbols, names and plurals in every CLDR locale.
+
+The marker table (marker -> candidate codes) is built from Babel once per process, on first
+use (about a second): each locale's currency symbols (``Kč``, ``zł``, ``R$``, ``CA$``, ``$`` in
+``en_CA`` for CAD), each language's display names and their plural forms ("dollari
+australiani", "スイス フラン", "amerikanska dollar"), the ISO codes themselves, and a short
+table of what CLDR does not list (generic words such as "dollar", "ドル", "yuan", abbreviations
+such as "руб.", "грн.", "TL", "Rs", country-prefixed dollars such as "C$", "NZ$", and the
+Shift-JIS yen sign ``\``). Markers are compared by ``aau.values._text.key`` (case, spaces,
+dots and middle dots ignored), then without diacritics.
+
+**How an ambiguous marker is resolved** (``$``, ``kr``, ``¥``, ``Rs``, "dollar", "franc"…), in
+order:
+
+1. A marker that names one currency is that currency ("R$" is BRL, never USD).
+2. The context: an ISO code of one of the candidates in it ("CAD"), or a territory, demonym
+   or city of exactly one candidate ("Canada", "australiani", "Toronto", "台湾").
+3. The locale: the candidate whose symbol the locale writes so (``$`` in ``en_CA`` is CAD), or
+   the currency of the locale's territory or language (``kr`` in ``sv`` is SEK).
+4. The reading that dominates in practice, for a few markers only: ``$`` and dollar words ->
+   USD, ``¥``/``￥`` and yen words -> JPY, ``£`` and pound words -> GBP, ``元`` -> CNY,
+   ``Rs``/rupee words -> INR, ``R`` -> ZAR.
+5. Otherwise None: the caller keeps the marker as written (``kr``, "franc", "peso", "dinar").
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import defaultdict
+from decimal import Decimal
+from functools import cache
+from typing import NamedTuple
+
+from aau.values import _cldr, numbers
+from aau.values._text import MAX_SPAN, key
+
+__all__ = ["Money", "currency_codes", "currency_renderings", "read_currency", "read_money"]
+
+
+class Money(NamedTuple):
+    """An amount and its ISO-4217 code (None when the marker could not be resolved)."""
+
+    amount: numbers.Number
+    currency: str | None
+
+
+_DOLLARS = ("USD", "CAD", "AUD", "NZD", "HKD", "SGD", "TWD", "BSD", "BBD", "BZD", "BMD",
+            "BND", "FJD", "GYD", "JMD", "KYD", "LRD", "NAD", "SBD", "SRD", "TTD", "XCD",
+            "ZWL")  # fmt: skip
+_KRONOR = ("SEK", "NOK", "DKK", "ISK")
+_PESOS = ("MXN", "ARS", "CLP", "COP", "CUP", "DOP", "PHP", "UYU")
+_FRANCS = ("CHF", "XOF", "XAF", "XPF", "CDF", "GNF", "RWF", "BIF", "DJF", "KMF", "MGA")
+_RUPEES = ("INR", "PKR", "LKR", "NPR", "MUR", "SCR")
+
+_WORDS: dict[str, tuple[str, ...]] = {
+    # Generic words and abbreviations -> candidate codes (the first is not a default by itself).
+    **{w: _DOLLARS for w in ("dollar", "dollars", "dólar", "dólares", "dolar", "dolares",
+                             "dollaro", "dollari", "dollaroamericano", "doller", "ドル", "弗",
+                             "달러", "buck", "bucks", "доллар", "доллара", "долларов", "dolar",
+                             "dolarlar", "डॉलर")},
+    **{w: ("GBP", "EGP", "LBP", "SYP", "SDG", "SSP", "GIP", "FKP", "SHP")
+       for w in ("pound", "pounds", "libra", "libras", "sterlina", "sterline", "pfund", "pond",
+                 "ポンド", "파운드", "英镑", "quid")},
+    **{w: ("JPY",) for w in ("yen", "yens", "yenes", "iene", "ienes", "円", "エン", "엔", "日元",
+                             "日圓", "\\")},
+    **{w: ("CNY",) for w in ("yuan", "yuans", "renminbi", "rmb", "元", "人民元", "人民币",
+                             "人民幣", "块", "塊", "위안")},
+    **{w: ("EUR",) for w in ("euro", "euros", "eur", "euri", "€", "ユーロ", "유로", "欧元", "歐元",
+                             "евро", "यूरो")},
+    **{w: _KRONOR for w in ("kr", "kr.", "krona", "kronor", "krone", "kroner", "kronen",
+                            "kronur", "króna", "krónur", ":-")},
+    **{w: _FRANCS for w in ("franc", "francs", "franco", "francos", "franchi", "franken",
+                            "frank", "fr", "fr.", "フラン")},
+    **{w: _PESOS for w in ("peso", "pesos", "ペソ")},
+    **{w: _RUPEES for w in ("rupee", "rupees", "rupia", "rupias", "rupie", "rs", "rs.", "₨",
+                            "रुपये", "रुपया", "रुपए", "रु", "ルピー")},
+    **{w: ("BRL",) for w in ("real", "reais", "reales", "r$")},
+    **{w: ("ZAR",) for w in ("rand", "r")},
+    **{w: ("RUB",) for w in ("руб", "руб.", "рубль", "рубля", "рублей", "рублях", "ruble",
+                             "rubles", "rouble", "roubles", "rubel", "rublo", "rublos", "р", "₽")},
+    **{w: ("UAH",) for w in ("грн", "грн.", "гривня", "гривні", "гривень", "hryvnia", "hryvnias")},
+    **{w: ("PLN",) for w in ("zł", "zl", "złoty", "zloty", "zlotys", "złotych", "złote")},
+    **{w: ("CZK",) for w in ("kč", "kc", "korun", "koruna", "koruny")},
+    **{w: ("HUF",) for w in ("ft", "forint", "forints")},
+    **{w: ("TRY",) for w in ("tl", "₺", "lira", "liras", "türk lirası", "turkish lira")},
+    **{w: ("KRW",) for w in ("won", "원", "₩", "圆")},
+    **{w: ("IDR",) for w in ("rp", "rupiah")},
+    **{w: ("INR",) for w in ("₹", "inr")},
+    **{w: ("SEK",) for w in ("spänn",)},
+    **{w: ("USD",) for w in ("us$", "u.s.$", "usd$", "us dollar", "us dollars", "美元", "美金",
+                             "米ドル")},
+    **{w: ("CAD",) for w in ("c$", "ca$", "can$", "cad$", "cdn$")},
+    **{w: ("AUD",) for w in ("a$", "au$", "aud$")},
+    **{w: ("NZD",) for w in ("nz$",)},
+    **{w: ("HKD",) for w in ("hk$", "hkd$", "港元", "港币", "港幣")},
+    **{w: ("SGD",) for w in ("s$", "sg$", "sgd$")},
+    **{w: ("TWD",) for w in ("nt$", "ntd", "新台币", "新台幣", "台币", "台幣")},
+    **{w: ("MXN",) for w in ("mx$", "mex$")},
+    **{w: ("HRK",) for w in ("kn", "kuna", "kune")},
+    **{w: ("DEM", "FIM", "BAM") for w in ("mark", "marks", "marco", "marchi", "marcos", "markka",
+                                          "markkaa", "marka", "mark.")},
+    **{w: ("NLG", "AWG", "ANG") for w in ("fiorino", "fiorini", "florin", "florins", "florín",
+                                          "florines", "florim", "florins", "gulden", "guilder",
+                                          "guilders")},
+    **{w: ("RON",) for w in ("lei", "leu")},
+    **{w: ("BGN",) for w in ("лв", "лв.", "лева", "lev", "leva")},
+    **{w: ("THB",) for w in ("baht", "บาท", "฿")},
+    **{w: ("MYR",) for w in ("rm", "ringgit")},
+    **{w: ("VND",) for w in ("đ", "₫", "đồng", "dong", "vnđ", "vnd")},
+    **{w: ("ILS",) for w in ("₪", "shekel", "shekels", "sheqel", "ש״ח", 'ש"ח')},
+    **{w: ("NGN",) for w in ("naira", "₦", "ナイラ")},
+    **{w: ("CHF",) for w in ("sfr", "sfr.", "chf", "swiss franc", "swiss francs")},
+    **{w: _DOLLARS + _PESOS + ("NIO", "BRL") for w in ("$",)},
+    **{w: ("JPY", "CNY") for w in ("¥", "￥")},
+    **{w: ("GBP", "EGP", "FKP", "GIP", "SHP", "SSP", "SYP", "LBP") for w in ("£",)},
+}  # fmt: skip
+"""Markers CLDR does not list, or lists for fewer currencies than they name in practice."""
+
+_DEFAULTS = {
+    **{key(w): "USD" for w in ("$", "dollar", "dollars", "dólar", "dólares", "dolar", "dolares",
+                               "dollaro", "dollari", "ドル", "달러", "buck", "bucks", "доллар",
+                               "доллара", "долларов", "dolarlar", "डॉलर", "弗", "doller")},
+    **{key(w): "JPY" for w in ("¥", "￥")},
+    **{key(w): "GBP" for w in ("£", "pound", "pounds", "libra", "libras", "sterlina",
+                               "sterline", "pfund", "ポンド", "파운드", "quid")},
+    **{key(w): "INR" for w in ("rs", "rs.", "rupee", "rupees", "रुपये", "रुपया", "रुपए", "रु", "₨")},
+    **{key(w): "CNY" for w in ("元",)},
+    **{key(w): "ZAR" for w in ("r",)},
+}  # fmt: skip
+"""Step 4 of the module docstring: the reading that dominates where the text does not say."""
+
+_LANGUAGE_CURRENCY = {"sv": "SEK", "da": "DKK", "nb": "NOK", "nn": "NOK", "no": "NOK",
+                      "is": "ISK", "fo": "DKK", "kl": "DKK", "ja": "JPY", "zh": "CNY",
+                      "hi": "INR", "ur": "PKR", "si": "LKR", "ne": "NPR"}  # fmt: skip
+
+_CITIES = {
+    "USD": ("new york", "washington", "california", "chicago", "texas", "america", "american",
+            "americans", "u.s.", "usa", "united states", "美国", "美國", "アメリカ", "미국",
+            "amerikanska", "amerikanische", "americano", "americanos", "americani", "américain",
+            "américains", "estadounidense", "estadounidenses", "norte-americano"),
+    "CAD": ("canada", "canadian", "toronto", "vancouver", "montreal", "montréal", "ottawa",
+            "calgary", "quebec", "québec", "canadien", "canadiens", "canadiense", "canadese",
+            "canadense", "kanada", "カナダ", "加拿大", "캐나다"),
+    "AUD": ("australia", "australian", "sydney", "melbourne", "brisbane", "perth", "canberra",
+            "australien", "australiano", "australiani", "australianos", "オーストラリア",
+            "澳大利亚", "澳元", "호주"),
+    "NZD": ("new zealand", "auckland", "wellington", "nouvelle-zélande", "nueva zelanda",
+            "neuseeland", "nuova zelanda", "ニュージーランド", "新西兰"),
+    "HKD": ("hong kong", "hongkong", "香港", "홍콩"),
+    "SGD": ("singapore", "singapour", "singapur", "cingapura", "シンガポール", "新加坡",
+            "싱가포르"),
+    "TWD": ("taiwan", "taipei", "台湾", "台灣", "臺灣", "대만"),
+    "MXN": ("mexico", "méxico", "mexican", "mexicano", "mexicanos", "mexique", "墨西哥",
+            "メキシコ"),
+    "SEK": ("sweden", "sverige", "svenska", "swedish", "stockholm", "schweden", "suède", "suecia"),
+    "NOK": ("norway", "norge", "norska", "norwegian", "oslo", "norwegen", "norvège", "noruega"),
+    "DKK": ("denmark", "danmark", "danska", "danish", "copenhagen", "københavn", "dänemark"),
+    "ISK": ("iceland", "ísland", "reykjavik", "reykjavík", "island"),
+    "CNY": ("china", "chinese", "中国", "中國", "beijing", "shanghai", "北京", "上海",
+            "中国人民银行"),
+    "JPY": ("japan", "japanese", "日本", "tokyo", "東京", "japon", "japón", "giappone"),
+    "INR": ("india", "indian", "mumbai", "delhi", "bangalore", "भारत", "inde"),
+    "PKR": ("pakistan", "karachi", "lahore", "islamabad"),
+    "LKR": ("sri lanka", "colombo"),
+    "NPR": ("nepal", "kathmandu"),
+    "ZAR": ("south africa", "johannesburg", "cape town", "pretoria", "durban"),
+    "BRL": ("brazil", "brasil", "são paulo", "rio de janeiro", "brésil"),
+    "GBP": ("britain", "british", "uk", "u.k.", "england", "london", "londres", "sterling"),
+    "EGP": ("egypt", "cairo", "égypte", "egipto"),
+    "CHF": ("switzerland", "swiss", "schweiz", "suisse", "svizzera", "suiza", "zürich", "zurich",
+            "geneva", "genève", "svizzeri", "suizos", "suíços", "suicos"),
+    "ARS": ("argentina", "buenos aires"),
+    "CLP": ("chile", "santiago"),
+    "COP": ("colombia", "bogotá", "bogota"),
+    "PHP": ("philippines", "manila", "filipinas"),
+}  # fmt: skip
+"""Context words of one currency beyond CLDR's territory names (cities, demonyms)."""
+
+_HINT_LANGUAGES = ("en", "de", "fr", "es", "it", "pt", "nl", "sv", "ja", "zh", "ko", "ru", "tr",
+                   "hi")  # fmt: skip
+
+
+def _plain(text: str) -> str:
+    """Without diacritics: "suíços" -> "suicos" (a second look-up for Latin-script markers)."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+@cache
+def _table() -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
+    """(marker key -> codes, accent-free key -> codes), CLDR and the table above merged."""
+    cldr = _cldr.tables().currencies
+    codes = _iso_codes()
+    table: dict[str, set[str]] = defaultdict(set)
+    for marker, by_code in cldr.items():
+        table[marker].update(code for code in by_code if code in codes)
+    for code in codes:
+        table[key(code)].add(code)
+    for word, candidates in _WORDS.items():
+        table[key(word)] = set(candidates)
+    exact = {marker: frozenset(found) for marker, found in table.items() if found}
+    plain: dict[str, set[str]] = defaultdict(set)
+    for marker, found in exact.items():
+        if not marker.isascii():
+            bare = _plain(marker)
+            if bare != marker:
+                plain[bare].update(found)
+    return exact, {marker: frozenset(found) for marker, found in plain.items()}
+
+
+@cache
+def _iso_codes() -> frozenset[str]:
+    from babel.numbers import list_currencies
+
+    return frozenset(list_currencies())
+
+
+def currency_codes(marker: str) -> frozenset[str]:
+    """Every ISO code ``marker`` may stand for (``kr`` -> SEK, NOK, DKK, ISK); empty if none."""
+    if not isinstance(marker, str) or not marker.strip() or len(marker) > 64:
+        return frozenset()
+    exact, plain = _table()
+    marker_key = key(marker)
+    found = exact.get(marker_key)
+    if found is None and not marker_key.isascii():
+        found = plain.get(_plain(marker_key))
+    if found is None and marker_key.isascii():
+        found = plain.get(marker_key)  # "suicos" written without its accent
+    return found or frozenset()
+
+
+@cache
+def _territories_of() -> dict[str, frozenset[str]]:
+    """ISO code -> the territories where it is legal tender today."""
+    from babel.numbers import get_territory_currencies
+
+    out: dict[str, set[str]] = defaultdict(set)
+    for territory in _cldr.territory_names(("en",)):
+        try:
+            for code in get_territory_currencies(territory, tender=True):
+                out[code].add(territory)
+        except (ValueError, KeyError, TypeError):
+            continue
+    return {code: frozenset(found) for code, found in out.items()}
+
+
+_GENERIC_NAME_WORDS = frozenset(key(w) for w in _WORDS) | {"de", "di", "do", "da", "des", "du"}
+
+
+@cache
+def _hint_phrases(code: str) -> frozenset[str]:
+    """Words that point at ``code`` in a context: territories, demonyms, cities, qualifiers."""
+    phrases: set[str] = set(_CITIES.get(code, ()))
+    names = _cldr.territory_names(_HINT_LANGUAGES)
+    for territory in _territories_of().get(code, ()):
+        phrases.update(names.get(territory, ()))
+    for surface in _cldr.tables().currency_surfaces.get(code, ()):
+        words = [w for w in surface.casefold().split() if key(w) not in _GENERIC_NAME_WORDS]
+        if words and len(surface) > 3 and not any(c.isdigit() for c in surface):
+            phrases.add(" ".join(words))
+    return frozenset(p for p in phrases if len(p) >= 2 and p not in {"us", "de", "la"})
+
+
+@cache
+def _hints(code: str) -> re.Pattern[str] | None:
+    """One pattern of ``_hint_phrases``: Latin-script ones as whole words, others anywhere."""
+    phrases = _hint_phrases(code)
+    if not phrases:
+        return None
+    ordered = sorted(phrases, key=len, reverse=True)
+    latin = "|".join(re.escape(p) for p in ordered if p.isascii() or _latin(p))
+    other = "|".join(re.escape(p) for p in ordered if not (p.isascii() or _latin(p)))
+    parts = ([rf"(?<!\w)(?:{latin})(?!\w)"] if latin else []) + ([f"(?:{other})"] if other else [])
+    return re.compile("|".join(parts))
+
+
+def _latin(text: str) -> bool:
+    return all(not c.isalpha() or "LATIN" in unicodedata.name(c, "") for c in text)
+
+
+@cache
+def _generic_stems() -> frozenset[str]:
+    return frozenset(word[:5] for word in _GENERIC_NAME_WORDS if len(word) >= 5)
+
+
+def _stems(code: str) -> frozenset[str]:
+    """Five-letter stems of the Latin words of ``_hint_phrases`` ("finla" for "finlandese")."""
+    return frozenset(
+        word[:5]
+        for phrase in _hint_phrases(code)
+        for word in phrase.split()
+        if len(word) >= 5 and word.isalpha() and _latin(word)
+    )
+
+
+def _from_context(candidates: frozenset[str], context: str) -> str | None:
+    if not context:
+        return None
+    context = context[:2000]
+    named = {code for code in candidates if re.search(rf"(?<![A-Za-z]){code}(?![A-Za-z])", context)}
+    if len(named) == 1:
+        return next(iter(named))
+    folded = context.casefold()
+    for prefixed in re.findall(r"(?<!\w)([a-z]{1,3}\$)", folded):
+        found = currency_codes(prefixed)
+        if len(found) == 1 and found <= candidates:
+            return next(iter(found))
+    hinted = set()
+    for code in sorted(candidates):
+        pattern = _hints(code)
+        if pattern is not None and pattern.search(folded):
+            hinted.add(code)
+    if len(hinted) == 1:
+        return next(iter(hinted))
+    # Inflected qualifiers ("marchi finlandesi", "fiorini olandesi"): stems no other candidate has.
+    words = {w[:5] for w in re.findall(r"[^\W\d_]{5,}", folded) if _latin(w)} - _generic_stems()
+    stems = {code: _stems(code) for code in candidates}
+    shared = {
+        stem
+        for code, found in stems.items()
+        for stem in found
+        if any(stem in other for other_code, other in stems.items() if other_code != code)
+    }
+    stemmed = {code for code, found in stems.items() if (found - shared) & words}
+    return next(iter(stemmed)) if len(stemmed) == 1 else None
+
+
+def _from_locale(marker: str, candidates: frozenset[str], locale: str) -> str | None:
+    from babel import Locale, UnknownLocaleError
+    from babel.numbers import get_territory_currencies
+
+    try:
+        parsed = Locale.parse(locale.replace("-", "_"))
+    except (UnknownLocaleError, ValueError, TypeError):
+        return None
+    marker_key = key(marker)
+    written = {
+        code for code in candidates if key(parsed.currency_symbols.get(code, "")) == marker_key
+    }
+    if len(written) == 1:
+        return next(iter(written))
+    if parsed.territory:
+        try:
+            local = set(get_territory_currencies(parsed.territory, tender=True)) & candidates
+        except (ValueError, KeyError, TypeError):
+            local = set()
+        if len(local) == 1:
+            return next(iter(local))
+    by_language = _LANGUAGE_CURRENCY.get(parsed.language)
+    return by_language if by_language in candidates else None
+
+
+def read_currency(marker: str, *, locale: str | None = None, context: str = "") -> str | None:
+    """The ISO-4217 code ``marker`` stands for, resolved as the module docstring says; or None.
+
+    ``context`` is the text around the marker (a sentence, a line); ``locale`` a CLDR id.
+    """
+    candidates = currency_codes(marker)
+    if not candidates:
+        return None
+    if len(candidates) == 1:
+        return next(iter(candidates))
+    for resolved in (_from_context(candidates, context),
+                     _from_locale(marker, candidates, locale) if locale else None):  # fmt: skip
+        if resolved is not None:
+            return resolved
+    return _DEFAULTS.get(key(marker))
+
+
+def currency_renderings(code: str) -> tuple[str, ...]:
+    """Markers that may stand for ``code`` as written, longest first ("Kč", "CZK", "korun"…).
+
+    Includes markers shared with other currencies (``$`` for CAD): for finding a currency in a
+    text, where the amount next to it settles the question.
+    """
+    if not isinstance(code, str):
+        return ()
+    code = code.upper()
+    found = set(_cldr.tables().currency_surfaces.get(code, ())) | {code}
+    found.update(word for word, candidates in _WORDS.items() if code in candidates)
+    return tuple(sorted(found, key=lambda m: (-len(m), m)))
+
+
+# -- amounts with their marker -------------------------------------------------------------------
+
+_CONNECTORS = frozenset({"de", "di", "d'", "of", "van", "の", "del", "des", "du", "do", "da"})
+_MINOR = {
+    **{key(w): Decimal("0.01") for w in (
+        "cent", "cents", "centavo", "centavos", "céntimo", "céntimos", "centimo", "centimos",
+        "centime", "centimes", "centesimo", "centesimi", "cent.", "ct", "cts", "pence", "penny",
+        "p", "öre", "øre", "kopek", "kopeks", "kopeck", "kopecks", "копеек", "копейки", "копейка",
+        "коп", "коп.", "grosz", "groszy", "grosze", "haléř", "haléřů", "pfennig", "rappen",
+        "セント", "銭", "分", "전", "paisa", "paise", "पैसे", "kuruş", "kurus", "sen", "fen",
+    )},
+    **{key(w): Decimal("0.1") for w in ("角", "毛")},
+}  # fmt: skip
+_AND = frozenset({"and", "e", "y", "och", "og", "und", "et", "com", "con", "en", "ve", "i", "と",
+                  ",", "+", "&", "и", "a"})  # fmt: skip
+
+
+def _find_marker(text: str, *, prefix: bool) -> tuple[str, int] | None:
+    """The longest currency marker at the start (``prefix``) or the end of ``text``.
+
+    Returns the marker as written and how many characters of ``text`` it takes. Tried at
+    every cut, so glued CJK markers ("円13銭") and spaced ones ("dollari australiani") are found.
+    """
+    stripped = text.strip() if prefix else text.rstrip()
+    if not stripped:
+        return None
+    offset = len(text) - len(text.lstrip()) if prefix else 0
+    limit = min(len(stripped), 40)
+    for size in range(limit, 0, -1):
+        piece = stripped[:size] if prefix else stripped[-size:]
+        if piece != piece.strip() or not piece.strip():
+            continue
+        if (
+            prefix
+            and size < len(stripped)
+            and piece[-1].isalpha()
+            and stripped[size].isalpha()
+            and piece[-1].isascii()
+            and stripped[size].isascii()
+        ):
+            continue  # a marker ends at a word's end: "r" is not the start of "real estate"
+        if (
+            not prefix
+            and size < len(stripped)
+            and piece[0].isalpha()
+            and stripped[-size - 1].isalpha()
+            and piece[0].isascii()
+        ):
+            continue
+        if currency_codes(piece):
+            return piece, offset + size if prefix else size
+    return None
+
+
+_GENERIC_TAILS = ("ドル", "dollar", "dollars", "元", "$", "ポンド", "フラン", "ペソ", "ルピー")
+
+
+def _qualified_marker(text: str) -> tuple[str, str, int] | None:
+    """A generic marker with a qualifier in front ("ニュー台湾ドル").
+
+    Returns (marker, qualifier, characters used).
+    """
+    stripped = text.strip()
+    for size in range(min(len(stripped), 24), 1, -1):
+        piece = stripped[:size]
+        for generic in _GENERIC_TAILS:
+            if piece.casefold().endswith(generic) and len(piece) > len(generic):
+                offset = len(text) - len(text.lstrip())
+                return generic, piece[: -len(generic)], offset + size
+    return None
+
+
+def _minor_part(rest: str) -> tuple[Decimal, int] | None:
+    """Minor units after the major ones: "13銭", "と5セント", "e 45 cent", "com 50", " 50"."""
+    text = rest
+    consumed = 0
+    total = Decimal(0)
+    for _ in range(2):
+        stripped = text.lstrip()
+        lead = len(text) - len(stripped)
+        word = re.match(r"(\S+?)(?=\s|\d|$)", stripped)
+        joined = False
+        if word and word.group(1).casefold() in _AND:
+            stripped = stripped[word.end() :].lstrip()
+            lead = len(text) - len(stripped)
+            joined = True
+        elif stripped[:1] in _AND:
+            stripped = stripped[1:].lstrip()
+            lead = len(text) - len(stripped)
+            joined = True
+        hits = list(numbers._scan(stripped, letters=False))  # noqa: SLF001  # one package
+        if hits and hits[0].start == 0:
+            value, end = hits[0].value, hits[0].end
+        else:
+            words_end, value_words = _leading_words(stripped)
+            if value_words is None:
+                break
+            value, end = value_words, words_end
+        after = stripped[end:]
+        unit = _leading_minor(after)
+        if unit is not None:
+            factor, unit_length = unit
+            total += value * factor
+            consumed += lead + end + unit_length
+            text = after[unit_length:]
+            continue
+        if (
+            (joined or not total)
+            and value == value.to_integral_value()
+            and 0 <= value < 100
+            and not after.strip()
+        ):
+            total += value / 100
+            consumed += lead + end
+        break
+    return (total, consumed) if total else None
+
+
+def _leading_minor(text: str) -> tuple[Decimal, int] | None:
+    stripped = text.lstrip()
+    lead = len(text) - len(stripped)
+    for size in range(min(len(stripped), 12), 0, -1):
+        piece = stripped[:size]
+        if (
+            size < len(stripped)
+            and stripped[size].isalpha()
+            and piece[-1].isalpha()
+            and piece.isascii()
+        ):
+            continue
+        factor = _MINOR.get(key(piece))
+        if factor is not None:
+            return factor, lead + size
+    return None
+
+
+def _leading_words(text: str) -> tuple[int, Decimal | None]:
+    """The longest run of leading words that reads as a number ("quarenta e cinco")."""
+    words = list(re.finditer(r"\S+", text))
+    for count in range(min(len(words), 8), 0, -1):
+        end = words[count - 1].end()
+        value = numbers._read_decimal(text[:end], None, None)  # noqa: SLF001  # one package
+        if value is not None:
+            return end, value
+    return 0, None
+
+
+def read_money(text: str, *, locale: str | None = None, context: str = "") -> Money | None:
+    """An amount written with its currency marker, or None without one.
+
+    The marker may come before or after the amount, with or without a space, in symbols, codes
+    or words ("EUR 1.250,00", "1 250,50 Kč", "R$ 10,00", "75 million dollars", "12,5 тыс. руб.",
+    "tredici euro e quarantacinque cent", "2ドル3セント"). ``context`` and ``locale`` settle
+    ambiguous markers (``read_currency``); the amount keeps its minor units (2.03).
+    """
+    if not isinstance(text, str) or len(text) > MAX_SPAN:
+        return None
+    prepared = numbers._prepare(text.strip().strip("()[]"))  # noqa: SLF001  # one package
+    if prepared is None:
+        return None
+    context = context or prepared
+    hits = list(numbers._scan(prepared, locale=locale))  # noqa: SLF001  # one package
+    if hits:
+        found = _around(prepared, hits[0], locale, context)
+        if found is not None:
+            return found
+    return _in_words(prepared, locale, context)
+
+
+def _resolve(marker: str, qualifier: str, locale: str | None, context: str) -> str | None:
+    return read_currency(marker, locale=locale, context=f"{qualifier} {context}".strip())
+
+
+def _around(
+    text: str,
+    hit: numbers._Hit,  # noqa: SLF001  # one package
+    locale: str | None,
+    context: str,
+) -> Money | None:
+    before, after = text[: hit.start], text[hit.end :]
+    amount = hit.value
+    marker: str | None = None
+    qualifier = ""
+    rest = ""
+    right = _after_connector(after)
+    found = _find_marker(right, prefix=True)
+    if found is not None:
+        marker, length = found
+        rest = right[length:]
+    else:
+        qualified = _qualified_marker(right)
+        if qualified is not None:
+            marker, qualifier, length = qualified
+            rest = right[length:]
+    if marker is None:
+        found = _find_marker(before, prefix=False)
+        if found is None:
+            return None
+        marker = found[0]
+        rest = after
+        if before[: len(before.rstrip()) - found[1]].strip():
+            return None  # words before the marker: not one written amount
+    scale, scale_end = numbers._scale_after(rest, 0, locale, True)  # noqa: SLF001
+    if scale != 1 and hit.scale == 1:
+        amount *= scale  # "75 usd milhões"
+        rest = rest[scale_end:]
+    minor = _minor_part(rest)
+    if minor is not None:
+        amount += minor[0]
+        rest = rest[minor[1] :]
+    if not _ends(rest):
+        trailing = rest.split()
+        if len(trailing) > 2 or not rest.strip()[0].isalpha() or len(currency_codes(marker)) < 2:
+            return None  # more than one amount, or words after it: not one written amount
+        qualifier = f"{qualifier} {rest}".strip()  # "marchi finlandesi", "dollars canadiens"
+    code = _resolve(marker, qualifier, locale, context)
+    return Money(numbers._number(amount), code)  # noqa: SLF001
+
+
+def _ends(rest: str) -> bool:
+    """Whether nothing but punctuation (or a closing bracket) is left."""
+    return not rest.strip(" .,;:!?)]}\"'")
+
+
+def _after_connector(text: str) -> str:
+    stripped = text.lstrip()
+    match = re.match(r"(\S+)\s+", stripped)
+    if match and match.group(1).casefold() in _CONNECTORS:
+        return stripped[match.end() :]
+    if stripped.casefold().startswith("d'"):
+        return stripped[2:]
+    return text
+
+
+def _in_words(text: str, locale: str | None, context: str) -> Money | None:
+    """An amount in words with a marker ("cinco milhões de ienes", "um yen", "十ドル")."""
+    words = list(re.finditer(r"\S+", text))
+    for index, word in enumerate(words):
+        for count in range(min(4, len(words) - index), 0, -1):
+            piece = text[word.start() : words[index + count - 1].end()]
+            if not currency_codes(piece):
+                continue
+            head = text[: word.start()].strip()
+            head_words = head.rsplit(" ", 1)
+            if len(head_words) == 2 and head_words[1].casefold() in _CONNECTORS:
+                head = head_words[0]
+            value = numbers._read_decimal(head, locale, None) if head else None  # noqa: SLF001
+            if value is None:
+                break
+            rest = text[words[index + count - 1].end() :]
+            minor = _minor_part(rest)
+            if minor is not None:
+                value += minor[0]
+                rest = rest[minor[1] :]
+            if not _ends(rest):
+                return None
+            code = _resolve(piece, "", locale, context)
+            return Money(numbers._number(value), code)  # noqa: SLF001
+    return None

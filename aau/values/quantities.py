@@ -1,0 +1,723 @@
+"""Quantities: a number and a unit, with canonical unit names and a real unit registry (pint).
+
+**Canonical unit names.** The SI or trade symbol where one is usual, written in ASCII
+exponents: ``kg g mg µg t lb oz l ml cl m km cm mm µm nm mi ft in yd m2 km2 cm2 ha acre m3 cm3
+ft3 gal bbl km/h m/s mph kn °C °F K ° rad turn bit kbit Mbit B kB MB GB TB s ms min h d Hz kW kWh
+Pa bar psi % ppm``; calendar units without an SI symbol in English, singular: ``week month
+year``; counted things in English, singular: ``piece box pallet carton bottle bag unit pack
+roll set pair case crate can sheet drum container``. These are the external benchmark's symbols
+(``benchmarks/external/README.md``) and, for the units the shipped ``unit`` normalizer knew,
+its names (``kg``, ``t``, ``l``, ``m2``, ``kWh``); count words are singular so that a unit's
+enum of singular names can be met. "ton"/"tons" read as the metric tonne ``t`` (what business
+text outside the US means; the shipped normalizer did the same); lower-case "mb"/"kb"/"gb" read
+as bytes. A compound unit is its parts joined by ``/`` (``mg/kg``, ``km/h``, ``/h`` for "per
+hour"), with ``mph`` for miles per hour.
+
+**Where names come from.** Every CLDR language's unit names, plurals and "per" forms (Babel:
+"kilogramos", "Kilometer", "ミリリットル", "公里", "डिग्री सेल्सियस", "fahrenhayt derece"),
+the symbols and words in the tables below (ASCII spellings, "sq ft", "kuub", "°c", "dozen"),
+and pint's registry for English unit expressions nothing else knows ("kilowatt hours",
+"microsieverts"). Conversion (``same_quantity``) goes through pint: 1 km equals 1000 m.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from decimal import Decimal
+from functools import cache
+from typing import Any, NamedTuple
+
+from aau.values import _cldr, numbers
+from aau.values._text import MAX_SPAN, key, squash
+
+__all__ = [
+    "CANONICAL_UNITS",
+    "Quantity",
+    "QuantityRange",
+    "QuantitySpan",
+    "find_quantities",
+    "read_quantity",
+    "read_quantity_range",
+    "read_unit",
+    "same_quantity",
+    "unit_registry",
+]
+
+
+class Quantity(NamedTuple):
+    """A value and its canonical unit."""
+
+    value: numbers.Number
+    unit: str
+
+
+class QuantityRange(NamedTuple):
+    """A range of quantities in one unit ("10-20 mg")."""
+
+    low: numbers.Number
+    high: numbers.Number
+    unit: str
+
+
+class QuantitySpan(NamedTuple):
+    """A quantity found in a text: ``text[start:end]`` reads as ``value`` ``unit``."""
+
+    start: int
+    end: int
+    text: str
+    value: numbers.Number
+    unit: str
+
+
+# canonical symbol -> (pint expression, CLDR unit ids)
+CANONICAL_UNITS: Mapping[str, tuple[str, tuple[str, ...]]] = {
+    # length
+    "km": ("kilometer", ("length-kilometer",)), "m": ("meter", ("length-meter",)),
+    "dm": ("decimeter", ("length-decimeter",)), "cm": ("centimeter", ("length-centimeter",)),
+    "mm": ("millimeter", ("length-millimeter",)), "µm": ("micrometer", ("length-micrometer",)),
+    "nm": ("nanometer", ("length-nanometer",)), "pm": ("picometer", ("length-picometer",)),
+    "hm": ("hectometer", ()), "dam": ("decameter", ()),
+    "mi": ("mile", ("length-mile",)), "yd": ("yard", ("length-yard",)),
+    "ft": ("foot", ("length-foot",)), "in": ("inch", ("length-inch",)),
+    "nmi": ("nautical_mile", ("length-nautical-mile",)),
+    "ly": ("light_year", ("length-light-year",)),
+    "au": ("astronomical_unit", ("length-astronomical-unit",)),
+    "pc": ("parsec", ("length-parsec",)), "fur": ("furlong", ("length-furlong",)),
+    "ftm": ("fathom", ("length-fathom",)), "mil": ("mil", ("length-milliinch",)),
+    # area
+    "km2": ("kilometer**2", ("area-square-kilometer",)), "m2": ("meter**2", ("area-square-meter",)),
+    "hm2": ("hectometer**2", ()), "dam2": ("decameter**2", ()), "dm2": ("decimeter**2", ()),
+    "cm2": ("centimeter**2", ("area-square-centimeter",)), "mm2": ("millimeter**2", ()),
+    "ha": ("hectare", ("area-hectare",)), "acre": ("acre", ("area-acre",)),
+    "mi2": ("mile**2", ("area-square-mile",)), "yd2": ("yard**2", ("area-square-yard",)),
+    "ft2": ("foot**2", ("area-square-foot",)), "in2": ("inch**2", ("area-square-inch",)),
+    # volume
+    "km3": ("kilometer**3", ("volume-cubic-kilometer",)),
+    "m3": ("meter**3", ("volume-cubic-meter",)),
+    "dm3": ("decimeter**3", ()), "cm3": ("centimeter**3", ("volume-cubic-centimeter",)),
+    "mm3": ("millimeter**3", ()), "mi3": ("mile**3", ("volume-cubic-mile",)),
+    "yd3": ("yard**3", ("volume-cubic-yard",)), "ft3": ("foot**3", ("volume-cubic-foot",)),
+    "in3": ("inch**3", ("volume-cubic-inch",)), "l": ("liter", ("volume-liter",)),
+    "ml": ("milliliter", ("volume-milliliter",)), "cl": ("centiliter", ("volume-centiliter",)),
+    "dl": ("deciliter", ("volume-deciliter",)), "hl": ("hectoliter", ("volume-hectoliter",)),
+    "Ml": ("megaliter", ("volume-megaliter",)), "gal": ("gallon", ("volume-gallon",)),
+    "gal_imp": ("imperial_gallon", ("volume-gallon-imperial",)), "qt": ("quart", ("volume-quart",)),
+    "pt": ("pint", ("volume-pint",)), "cup": ("cup", ("volume-cup",)),
+    "fl_oz": ("fluid_ounce", ("volume-fluid-ounce",)),
+    "tbsp": ("tablespoon", ("volume-tablespoon",)), "tsp": ("teaspoon", ("volume-teaspoon",)),
+    "bbl": ("oil_barrel", ("volume-barrel",)), "bu": ("bushel", ("volume-bushel",)),
+    # mass
+    "t": ("tonne", ("mass-tonne", "mass-ton")), "kg": ("kilogram", ("mass-kilogram",)),
+    "g": ("gram", ("mass-gram",)), "mg": ("milligram", ("mass-milligram",)),
+    "µg": ("microgram", ("mass-microgram",)), "ng": ("nanogram", ()),
+    "lb": ("pound", ("mass-pound",)), "oz": ("ounce", ("mass-ounce",)),
+    "ozt": ("troy_ounce", ("mass-ounce-troy",)), "st": ("stone", ("mass-stone",)),
+    "ct": ("carat", ("mass-carat",)), "gr": ("grain", ("mass-grain",)), "dr": ("dram", ()),
+    "Da": ("dalton", ("mass-dalton",)),
+    # time
+    "s": ("second", ("duration-second",)), "ms": ("millisecond", ("duration-millisecond",)),
+    "µs": ("microsecond", ("duration-microsecond",)),
+    "ns": ("nanosecond", ("duration-nanosecond",)),
+    "min": ("minute", ("duration-minute",)), "h": ("hour", ("duration-hour",)),
+    "d": ("day", ("duration-day",)), "week": ("week", ("duration-week",)),
+    "fortnight": ("fortnight", ("duration-fortnight",)), "month": ("month", ("duration-month",)),
+    "quarter": ("quarter_year", ("duration-quarter",)), "year": ("year", ("duration-year",)),
+    "decade": ("decade", ("duration-decade",)), "century": ("century", ("duration-century",)),
+    # speed
+    "km/h": ("kilometer/hour", ("speed-kilometer-per-hour",)),
+    "m/s": ("meter/second", ("speed-meter-per-second",)),
+    "mph": ("mile/hour", ("speed-mile-per-hour",)), "kn": ("knot", ("speed-knot",)),
+    # temperature and angle
+    "°C": ("degree_Celsius", ("temperature-celsius",)),
+    "°F": ("degree_Fahrenheit", ("temperature-fahrenheit",)),
+    "K": ("kelvin", ("temperature-kelvin",)), "°R": ("degree_Rankine", ("temperature-rankine",)),
+    "°": ("degree", ("angle-degree", "temperature-generic")), "rad": ("radian", ("angle-radian",)),
+    "turn": ("turn", ("angle-revolution",)), "arcmin": ("arcminute", ("angle-arc-minute",)),
+    "arcsec": ("arcsecond", ("angle-arc-second",)), "sr": ("steradian", ("angle-steradian",)),
+    # information
+    "bit": ("bit", ("digital-bit",)), "kbit": ("kilobit", ("digital-kilobit",)),
+    "Mbit": ("megabit", ("digital-megabit",)), "Gbit": ("gigabit", ("digital-gigabit",)),
+    "Tbit": ("terabit", ("digital-terabit",)), "B": ("byte", ("digital-byte",)),
+    "kB": ("kilobyte", ("digital-kilobyte",)), "MB": ("megabyte", ("digital-megabyte",)),
+    "GB": ("gigabyte", ("digital-gigabyte",)), "TB": ("terabyte", ("digital-terabyte",)),
+    "PB": ("petabyte", ("digital-petabyte",)),
+    # energy, power, frequency, pressure, electricity, force
+    "J": ("joule", ("energy-joule",)), "kJ": ("kilojoule", ("energy-kilojoule",)),
+    "MJ": ("megajoule", ()), "cal": ("calorie", ("energy-calorie",)),
+    "kcal": ("kilocalorie", ("energy-kilocalorie", "energy-foodcalorie")),
+    "Wh": ("watt_hour", ()), "kWh": ("kilowatt_hour", ("energy-kilowatt-hour",)),
+    "MWh": ("megawatt_hour", ()), "GWh": ("gigawatt_hour", ()),
+    "eV": ("electron_volt", ("energy-electronvolt",)),
+    "BTU": ("british_thermal_unit", ("energy-british-thermal-unit",)),
+    "W": ("watt", ("power-watt",)), "mW": ("milliwatt", ("power-milliwatt",)),
+    "kW": ("kilowatt", ("power-kilowatt",)), "MW": ("megawatt", ("power-megawatt",)),
+    "GW": ("gigawatt", ("power-gigawatt",)), "hp": ("horsepower", ("power-horsepower",)),
+    "Hz": ("hertz", ("frequency-hertz",)), "kHz": ("kilohertz", ("frequency-kilohertz",)),
+    "MHz": ("megahertz", ("frequency-megahertz",)), "GHz": ("gigahertz", ("frequency-gigahertz",)),
+    "Pa": ("pascal", ("pressure-pascal",)), "hPa": ("hectopascal", ("pressure-hectopascal",)),
+    "kPa": ("kilopascal", ("pressure-kilopascal",)),
+    "MPa": ("megapascal", ("pressure-megapascal",)),
+    "bar": ("bar", ("pressure-bar",)), "mbar": ("millibar", ("pressure-millibar",)),
+    "atm": ("atmosphere", ("pressure-atmosphere",)),
+    "psi": ("psi", ("pressure-pound-force-per-square-inch",)),
+    "mmHg": ("millimeter_Hg", ("pressure-millimeter-ofhg",)),
+    "inHg": ("inch_Hg", ("pressure-inch-ofhg",)),
+    "A": ("ampere", ("electric-ampere",)), "mA": ("milliampere", ("electric-milliampere",)),
+    "V": ("volt", ("electric-volt",)), "kV": ("kilovolt", ()), "Ω": ("ohm", ("electric-ohm",)),
+    "N": ("newton", ("force-newton",)), "kN": ("kilonewton", ()),
+    "lbf": ("force_pound", ("force-pound-force",)),
+    "N·m": ("newton*meter", ("torque-newton-meter",)),
+    # radiation, amount of substance, ratios
+    "Sv": ("sievert", ("energy-sievert",)), "mSv": ("millisievert", ()),
+    "µSv": ("microsievert", ()), "Gy": ("gray", ("energy-gray",)), "mGy": ("milligray", ()),
+    "Bq": ("becquerel", ("energy-becquerel",)),
+    "mol": ("mole", ("concentr-mole",)), "mmol": ("millimole", ()),
+    "%": ("percent", ("concentr-percent",)), "‰": ("permille", ("concentr-permille",)),
+    "ppm": ("ppm", ("concentr-part-per-1e6",)),
+    "ppb": ("parts_per_billion", ("concentr-part-per-1e9",)),
+    "l/100km": ("liter/hundred_kilometer", ("consumption-liter-per-100-kilometer",)),
+    "mpg": ("mile/gallon", ("consumption-mile-per-gallon",)),
+    "lm": ("lumen", ("light-lumen",)), "lx": ("lux", ("light-lux",)),
+    "cd": ("candela", ("light-candela",)),
+    "T": ("tesla", ("magnetic-tesla",)),
+}  # fmt: skip
+"""Canonical symbol -> (pint expression, CLDR unit ids it stands for)."""
+
+_COUNTS = {
+    "piece": ("piece", "pieces", "pc", "pcs", "pce", "pcs.", "stk", "stk.", "stück", "stueck",
+              "pièce", "pièces", "pieza", "piezas", "pezzo", "pezzi", "peça", "peças", "stuk",
+              "stuks", "st.", "styck", "stycken", "szt", "szt.", "adet", "件", "个", "個", "개",
+              "штук", "шт", "шт.", "штуки", "item", "items", "ea", "each", "nos", "nos."),
+    "box": ("box", "boxes", "bx", "karton", "kartons", "boîte", "boîtes", "caja", "cajas",
+            "scatola", "scatole", "caixa", "caixas", "doos", "dozen_box"),
+    "pallet": ("pallet", "pallets", "palette", "paletten", "palettes", "palet", "palets",
+               "pallet", "pallets", "pallett", "plt", "paleta", "paletas", "bancale", "bancali"),
+    "carton": ("carton", "cartons", "ctn", "ctns", "cartón", "cartones", "cartone", "cartoni"),
+    "bottle": ("bottle", "bottles", "flasche", "flaschen", "bouteille", "bouteilles", "botella",
+               "botellas", "bottiglia", "bottiglie", "garrafa", "garrafas", "fles", "flessen"),
+    "bag": ("bag", "bags", "sack", "sacks", "sacke", "säcke", "sac", "sacs", "bolsa", "bolsas",
+            "saco", "sacos", "sacco", "sacchi", "zak", "zakken"),
+    "unit": ("unit", "units", "einheit", "einheiten", "unité", "unités", "unidad", "unidades",
+             "unità", "unidade", "eenheid", "eenheden"),
+    "pack": ("pack", "packs", "package", "packages", "packet", "packets", "pkg", "pkt",
+             "packung", "packungen", "paquet", "paquets", "paquete", "paquetes", "pacco",
+             "pacchi", "pacote", "pacotes", "pak", "pakken"),
+    "roll": ("roll", "rolls", "rolle", "rollen", "rouleau", "rouleaux", "rollo", "rollos",
+             "rotolo", "rotoli", "rolo", "rolos"),
+    "set": ("set", "sets", "satz", "sätze", "juego", "juegos", "jogo", "jogos"),
+    "pair": ("pair", "pairs", "paar", "paare", "paire", "paires", "par", "pares", "paio", "paia"),
+    "case": ("case", "cases", "kiste", "kisten", "caisse", "caisses"),
+    "crate": ("crate", "crates", "kasten", "kästen", "cajón", "cajones", "krat", "kratten"),
+    "can": ("can", "cans", "dose", "dosen", "lata", "latas", "blik", "blikken", "canette"),
+    "sheet": ("sheet", "sheets", "blatt", "blätter", "feuille", "feuilles", "hoja", "hojas",
+              "foglio", "fogli", "folha", "folhas", "vel", "vellen"),
+    "drum": ("drum", "drums", "fass", "fässer", "fût", "fûts", "tambor", "tambores", "bidone"),
+    "container": ("container", "containers", "conteneur", "conteneurs", "contenedor",
+                  "contenedores", "contenitore", "contêiner"),
+    "person": ("person", "persons", "people", "personen", "personnes", "personas", "persone",
+               "pessoas", "人", "명"),
+}  # fmt: skip
+"""Counted things -> their English singular name (the canonical name of a count)."""
+
+_SYMBOLS = {
+    # Case-sensitive symbols and spellings, checked before anything else.
+    "µm": "µm", "μm": "µm", "um": "µm", "µg": "µg", "μg": "µg", "mcg": "µg", "ug": "µg",
+    "L": "l", "mL": "ml", "cL": "cl", "dL": "dl", "lt": "l", "ltr": "l", "ltrs": "l",
+    "m²": "m2", "km²": "km2", "cm²": "cm2", "mm²": "mm2", "ft²": "ft2", "in²": "in2", "mi²": "mi2",
+    "m³": "m3", "cm³": "cm3", "ft³": "ft3", "km³": "km3", "dm³": "dm3", "mm³": "mm3",
+    "sqm": "m2", "sq m": "m2", "sq. m": "m2", "sq.m": "m2", "sq ft": "ft2", "sq. ft": "ft2",
+    "sq.ft": "ft2", "sqft": "ft2", "sq in": "in2", "sq mi": "mi2", "sq km": "km2", "qm": "m2",
+    "cbm": "m3", "cc": "cm3", "ccm": "cm3", "cu ft": "ft3", "cu. ft": "ft3", "cuft": "ft3",
+    "cu m": "m3", "kuub": "m3", "vaten": "bbl", "vat": "bbl",
+    "℃": "°C", "℉": "°F", "°c": "°C", "°f": "°F", "°k": "K", "degC": "°C", "degF": "°F",
+    "deg C": "°C", "deg F": "°F", "K": "K", "k": "K",
+    "kph": "km/h", "kmh": "km/h", "kmph": "km/h", "km/hr": "km/h", "kms/h": "km/h",
+    "km/u": "km/h", "km/t": "km/h", "knots": "kn", "kt": "kn", "kts": "kn",
+    "Mb": "Mbit", "Gb": "Gbit", "Tb": "Tbit", "Kb": "kbit", "kb": "kB", "mb": "MB", "gb": "GB",
+    "tb": "TB", "KB": "kB", "kbps": "kbit/s", "Mbps": "Mbit/s", "Gbps": "Gbit/s",
+    "mbps": "Mbit/s", "MB/s": "MB/s", "bits": "bit", "byte": "B", "bytes": "B",
+    "kwh": "kWh", "KWh": "kWh", "kWH": "kWh", "KWH": "kWh", "mwh": "MWh", "MWH": "MWh",
+    "kw": "kW", "KW": "kW", "mw": "MW", "hz": "Hz", "khz": "kHz", "mhz": "MHz", "ghz": "GHz",
+    "sec": "s", "secs": "s", "hr": "h", "hrs": "h", "Std.": "h", "Std": "h", "std": "h",
+    "mins": "min", "Min.": "min", "pct": "%", "percent": "%", "per cent": "%",
+    "ton": "t", "tons": "t", "tonne": "t", "tonnes": "t", "Ton": "t", "Tons": "t",
+    "lbs": "lb", "lbs.": "lb", "#": "lb", "ozs": "oz", "kgs": "kg", "Kg": "kg", "KG": "kg",
+    "kilo": "kg", "kilos": "kg", "gms": "g", "gm": "g", "grs": "g", "Gr": "g",
+    "mts": "m", "mtr": "m", "mtrs": "m", "Mtr": "m", "kms": "km", "KM": "km", "Km": "km",
+    "CM": "cm", "MM": "mm", "in.": "in", "ft.": "ft", "yds": "yd", "″": "in", '"': "in",
+    "′": "ft", "'": "ft", "mph": "mph", "MPH": "mph", "mSv": "mSv", "µSv": "µSv", "μSv": "µSv",
+    "uSv": "µSv", "Sv": "Sv", "mGy": "mGy", "Gy": "Gy", "Bq": "Bq", "Ω": "Ω", "ohm": "Ω",
+    "ohms": "Ω", "rpm": "turn/min", "RPM": "turn/min", "gal.": "gal", "gals": "gal",
+    "bbls": "bbl", "fl oz": "fl_oz", "fl. oz.": "fl_oz", "floz": "fl_oz", "imp gal": "gal_imp",
+}  # fmt: skip
+
+_WORDS = {
+    # Words CLDR leaves out (ASCII spellings, colloquial names); compared case-insensitively.
+    "kilometre": "km", "kilometres": "km", "metre": "m", "metres": "m", "centimetre": "cm",
+    "centimetres": "cm", "millimetre": "mm", "millimetres": "mm", "litre": "l", "litres": "l",
+    "millilitre": "ml", "millilitres": "ml", "kilogramme": "kg", "kilogrammes": "kg",
+    "gramme": "g", "grammes": "g", "metric ton": "t", "metric tons": "t", "metric tonne": "t",
+    "metric tonnes": "t", "metrische ton": "t", "toneladas metricas": "t", "lichtjahr": "ly",
+    "light year": "ly", "light years": "ly", "light-year": "ly", "light-years": "ly",
+    "picometre": "pm", "picometres": "pm", "nanometre": "nm", "micrometre": "µm",
+    "micron": "µm", "microns": "µm", "degree": "°", "degrees": "°", "graden": "°", "grad": "°",
+    "grade": "°", "grados": "°", "grado": "°", "graus": "°", "grau": "°", "gradi": "°",
+    "gradi sessagesimali": "°", "degré": "°", "degrés": "°", "derece": "°", "grader": "°",
+    "graders": "°", "度": "°", "도": "°", "डिग्री": "°", "градус": "°", "градусов": "°",
+    "градуса": "°", "draai": "turn", "draaien": "turn", "slag": "turn", "slagen": "turn",
+    "vuelta": "turn", "vueltas": "turn", "giro": "turn", "giri": "turn", "volta": "turn",
+    "voltas": "turn", "tour": "turn", "tours": "turn", "revolution": "turn", "revolutions": "turn",
+    "rev": "turn", "revs": "turn", "umdrehung": "turn", "umdrehungen": "turn", "varv": "turn",
+    "ons": "oz", "kilo's": "kg", "pond": "lb", "millas": "mi", "mijl": "mi", "mijlen": "mi",
+    "voet": "ft", "barrel": "bbl", "barrels": "bbl", "barril": "bbl", "barriles": "bbl",
+    "barile": "bbl", "barili": "bbl", "baril": "bbl", "barils": "bbl", "fass": "bbl",
+    "hour": "h", "hours": "h", "uur": "h", "uren": "h", "stunde": "h", "stunden": "h",
+    "heure": "h", "heures": "h", "hora": "h", "horas": "h", "ora": "h", "ore": "h",
+    "timme": "h", "timmar": "h", "saat": "h", "day": "d", "days": "d", "tag": "d", "tage": "d",
+    "tagen": "d", "jour": "d", "jours": "d", "día": "d", "días": "d", "dia": "d", "dias": "d",
+    "giorno": "d", "giorni": "d", "dag": "d", "dagen": "d", "dagar": "d", "gün": "d",
+    "week": "week", "weeks": "week", "month": "month", "months": "month", "year": "year",
+    "years": "year", "minute": "min", "minutes": "min", "second": "s", "seconds": "s",
+    "celsius": "°C", "centigrade": "°C", "centigrado": "°C", "centígrado": "°C",
+    "centígrados": "°C", "centigradi": "°C", "centigradio": "°C", "santigrat": "°C",
+    "сельсия": "°C", "सेल्सियस": "°C", "से": "°C", "सें": "°C", "सेंटिग्रेड": "°C",
+    "摄氏": "°C", "摄氏温度": "°C", "攝氏": "°C", "fahrenheit": "°F", "farenheit": "°F",
+    "fahrenhayt": "°F", "farenhayt": "°F", "фаренгейта": "°F", "फ़ॉरेनहाइट": "°F",
+    "फॉरेनहाइट": "°F", "फ़ॉ": "°F", "फॉ": "°F", "华氏": "°F", "华氏温度": "°F", "華氏": "°F",
+    "kelvin": "K", "kelvins": "K", "c": "°C", "f": "°F",
+    "センチ": "cm", "ミリ": "mm",
+    "千米": "km", "公里": "km", "米": "m", "公尺": "m", "厘米": "cm", "公分": "cm", "毫米": "mm",
+    "千克": "kg", "公斤": "kg", "克": "g", "毫克": "mg", "微克": "µg", "吨": "t", "噸": "t",
+    "升": "l", "公升": "l", "毫升": "ml", "千比特": "kbit", "兆比特": "Mbit", "比特": "bit",
+    "字节": "B", "千字节": "kB", "兆字节": "MB", "吉字节": "GB", "千兆字节": "GB",
+    "平方米": "m2", "平方公里": "km2", "平方千米": "km2", "立方米": "m3", "英里": "mi",
+    "英尺": "ft", "英寸": "in", "磅": "lb", "盎司": "oz", "加仑": "gal", "桶": "bbl",
+    "dozen": "piece", "dozens": "piece", "doz": "piece", "dz": "piece", "dutzend": "piece",
+    "douzaine": "piece", "docena": "piece", "dozzina": "piece", "dúzia": "piece",
+    "dozijn": "piece", "dussin": "piece",
+}  # fmt: skip
+_DEGREE_WORDS = frozenset(key(w) for w in (
+    "°", "º", "degree", "degrees", "deg", "grad", "grade", "graden", "grados", "grado", "graus",
+    "grau", "gradi", "degré", "degrés", "derece", "dereceyi", "derecede", "grader", "度", "도",
+    "डिग्री", "градус", "градусов", "градуса", "temperatura", "温度",
+))  # fmt: skip
+_SQUARE = frozenset(key(w) for w in (
+    "square", "sq", "sq.", "quadrat", "carré", "carrés", "cuadrado", "cuadrados", "quadrato",
+    "quadrati", "quadrado", "quadrados", "vierkante", "kvadrat",
+))  # fmt: skip
+_CUBIC = frozenset(key(w) for w in ("cubic", "cu", "cu.", "kubik", "cube", "cubes", "cúbico",
+                                    "cúbicos", "cubo", "cubi", "kubieke", "kubik"))  # fmt: skip
+_PER = frozenset({"per", "pro", "por", "par", "a", "al", "all'", "alla", "à", "je", "на", "в",
+                  "i", "om", "în", "pr.", "/", "per uur", "ad"})  # fmt: skip
+# fmt: off
+_STOPWORDS = frozenset({"to", "a", "an", "at", "on", "or", "of", "de", "da", "do", "la", "le",
+                        "el", "et", "en", "es", "is", "it", "no", "so", "as", "by", "am", "og",
+                        "och", "und", "y", "e", "i", "o", "u", "se", "si", "te", "me", "mi",
+                        "ma", "al", "be", "he", "we", "us", "im", "um", "ein", "die", "der",
+                        "das", "the", "and", "per", "pro", "por", "par", "met", "mit", "von"})
+# fmt: on
+"""Common words that some CLDR language also writes as a unit ("To" is a French terabyte);
+only their exact symbols count (``mi`` stays a mile in ``5 mi``)."""
+_COMPOUND_NAMES = {"mi/h": "mph", "kbit/s": "kbit/s"}
+_LENGTHS = frozenset({"km", "m", "dm", "cm", "mm", "µm", "nm", "mi", "yd", "ft", "in", "hm", "dam"})
+
+
+@cache
+def _cldr_units() -> dict[str, str]:
+    """CLDR unit-name key -> canonical symbol (the id most languages write it for)."""
+    by_id = {cldr_id: symbol for symbol, (_, ids) in CANONICAL_UNITS.items() for cldr_id in ids}
+    out: dict[str, str] = {}
+    for name, ids in _cldr.tables().units.items():
+        known = [(len(langs), cldr_id) for cldr_id, langs in ids.items() if cldr_id in by_id]
+        if known:
+            out[name] = by_id[max(known)[1]]
+    return out
+
+
+@cache
+def _lexicon() -> tuple[dict[str, str], dict[str, str]]:
+    """(case-sensitive symbols, key -> canonical) with CLDR names under the tables above."""
+    exact = {symbol: symbol for symbol in CANONICAL_UNITS}
+    exact.update(_SYMBOLS)
+    folded = dict(_cldr_units())
+    for canonical, words in _COUNTS.items():
+        for word in words:
+            folded[key(word)] = canonical
+    for word, canonical in _WORDS.items():
+        folded[key(word)] = canonical
+    for symbol in CANONICAL_UNITS:
+        folded.setdefault(key(symbol), symbol)
+    for spelling, canonical in _SYMBOLS.items():
+        folded.setdefault(key(spelling), canonical)
+    for word in _STOPWORDS:
+        folded.pop(word, None)
+    for spelling, canonical in (("mb", "MB"), ("kb", "kB"), ("gb", "GB"), ("tb", "TB"),
+                                ("m", "m"), ("t", "t"), ("k", "K"), ("h", "h")):  # fmt: skip
+        folded[spelling] = canonical
+    return exact, folded
+
+
+def _canonical(unit: str) -> str | None:
+    """One unit name (no compounds) -> canonical symbol, else None."""
+    exact, folded = _lexicon()
+    unit = unit.strip().strip(",;:")
+    if not unit:
+        return None
+    if unit in exact:
+        return exact[unit]
+    stripped = unit.rstrip(".")
+    if stripped in exact:
+        return exact[stripped]
+    unit_key = key(unit)
+    if unit_key in folded:
+        return folded[unit_key]
+    temperature = _temperature(unit)
+    if temperature is not None:
+        return temperature
+    powered = _power(unit)
+    if powered is not None:
+        return powered
+    return _inflected(unit_key, folded) if " " not in unit else None
+
+
+def _temperature(unit: str) -> str | None:
+    """Degree words around a scale: "gradi celsius", "°celsius", "º c", "derece fahrenhaytı"."""
+    spaced = re.sub(r"([°º])", r" \1 ", unit.replace("º", "°"))
+    parts = [p for p in re.split(r"[\s.]+", spaced) if p]
+    if len(parts) < 2 and "度" not in unit:
+        return None
+    degree = [
+        p
+        for p in parts
+        if key(p) in _DEGREE_WORDS or _inflected(key(p), {k: "°" for k in _DEGREE_WORDS})
+    ]
+    rest = [p for p in parts if p not in degree]
+    if not degree and unit.endswith("度"):
+        rest, degree = [unit[:-1]], ["度"]
+    if not degree:
+        return None
+    if not rest:
+        return "°"
+    _exact, folded = _lexicon()
+    scale = folded.get(key(" ".join(rest))) or _inflected(key(" ".join(rest)), folded)
+    return scale if scale in ("°C", "°F", "K", "°R") else None
+
+
+def _power(unit: str) -> str | None:
+    """Powers of lengths: "square feet" -> ft2, "km2", "cubic metres" -> m3, "vierkante meter"."""
+    words = unit.split()
+    if len(words) >= 2:
+        head, rest = key(words[0]), " ".join(words[1:])
+        tail_head, tail = " ".join(words[:-1]), key(words[-1])
+        for marks, power in ((_SQUARE, "2"), (_CUBIC, "3")):
+            for marker, base_text in ((head, rest), (tail, tail_head)):
+                if marker in marks:
+                    base = _canonical(base_text)
+                    if base in _LENGTHS:
+                        return base + power
+    match = re.fullmatch(r"([a-zµ]{1,3})\^?([23])", unit)
+    if match and match.group(1) in _LENGTHS:
+        return match.group(1) + match.group(2)
+    return None
+
+
+def _inflected(unit_key: str, table: Mapping[str, str]) -> str | None:
+    """A known word with an inflection after it ("fahrenhaytı", "santigratta", "kilometern")."""
+    if len(unit_key) < 6 or not unit_key.isalpha() or len(unit_key) > 24:
+        return None
+    for cut in range(1, 5):
+        stem = unit_key[:-cut]
+        if len(stem) >= 5 and stem in table:
+            return table[stem]
+    return None
+
+
+_DIGITS_IN_UNIT = re.compile(r"[^\d]*[23]?(?:/[^\d]*[23]?)?|l/100\s?km")
+
+
+def read_unit(text: str) -> str | None:
+    """The canonical name of a written unit ("kilogramos" -> kg, "sq ft" -> ft2, "km/h"), or None.
+
+    Compound units are read part by part ("mg/kg", "Kilometer pro Stunde", "per hour" -> /h).
+    """
+    if not isinstance(text, str) or len(text) > 64:
+        return None
+    unit = squash(text).strip(" ,;:()[]")
+    if not unit or len(unit) > 48:
+        return None
+    if any(c.isdigit() for c in unit) and not _DIGITS_IN_UNIT.fullmatch(unit):
+        return None  # digits only as an exponent ("km2", "m3/h") or in "l/100 km"
+    direct = _canonical(unit)
+    if direct is not None:
+        return direct
+    compound = _compound(unit)
+    if compound is not None:
+        return compound
+    return _from_pint(unit)
+
+
+def _compound(unit: str) -> str | None:
+    cldr_per = _cldr_units().get(key("/" + unit.split(None, 1)[-1])) if " " in unit else None
+    for joiner in ("/", *sorted(_PER | _cldr.tables().per_connectors, key=len, reverse=True)):
+        if joiner == "/":
+            parts = unit.split("/", 1) if "/" in unit else None
+        else:
+            match = re.search(rf"(?:^|\s){re.escape(joiner)}\s", unit + " ")
+            parts = [unit[: match.start()], unit[match.end() :]] if match else None
+        if not parts:
+            continue
+        numerator, denominator = parts[0].strip(), parts[1].strip()
+        below = _canonical(denominator) or (
+            _COMPOUND_NAMES.get(denominator) if denominator else None
+        )
+        if below is None:
+            continue
+        if not numerator:
+            return "/" + below
+        above = _canonical(numerator)
+        if above is None:
+            continue
+        name = f"{above}/{below}"
+        return _COMPOUND_NAMES.get(name, name)
+    return cldr_per
+
+
+@cache
+def unit_registry() -> Any:
+    """The pint registry with the counts defined (built once; pint loads its definitions)."""
+    import pint
+
+    registry: Any = pint.UnitRegistry(autoconvert_offset_to_baseunit=True)
+    registry.define("piece = [count] = pcs")
+    registry.define("quarter_year = 3 * month")
+    registry.define("parts_per_billion = 1e-9")
+    registry.define("hundred_kilometer = 100 * kilometer")
+    return registry
+
+
+@cache
+def _pint_symbols() -> dict[str, str]:
+    """Pint's canonical unit string -> our symbol, for units read through pint."""
+    registry = unit_registry()
+    out: dict[str, str] = {}
+    for symbol, (expression, _ids) in CANONICAL_UNITS.items():
+        try:
+            out.setdefault(str(registry.parse_units(expression)), symbol)
+        except Exception:  # noqa: BLE001  # an expression this pint version lacks
+            continue
+    return out
+
+
+def _from_pint(unit: str) -> str | None:
+    """English unit expressions no table names ("kilowatt hours"), read by pint."""
+    if len(unit) < 3 or not re.fullmatch(r"[A-Za-z µ*/^\-]+", unit):
+        return None
+    registry = unit_registry()
+    expression = re.sub(r"\s+", " * ", re.sub(r"\bper\b", "/", unit.strip()))
+    expression = expression.replace("* / *", "/")
+    try:
+        parsed = registry.parse_units(expression)
+    except Exception:  # noqa: BLE001  # pint raises several kinds for what it cannot read
+        return None
+    symbols = _pint_symbols()
+    name = str(parsed)
+    if name in symbols:
+        return symbols[name]
+    if parsed.dimensionless:
+        return None
+    return format(parsed, "~C").replace("**", "").replace("*", "·")
+
+
+# -- quantities ----------------------------------------------------------------------------------
+
+_HALF = frozenset({"half", "halve", "halb", "halbe", "halben", "demi", "demie", "media", "medio",
+                   "mezzo", "mezza", "meia", "meio", "halv", "halva", "yarım", "半"})  # fmt: skip
+_ARTICLES = frozenset({"a", "an", "een", "ein", "eine", "einen", "un", "une", "una", "uno", "um",
+                       "uma", "en", "ett", "bir"})  # fmt: skip
+_LEAD_CONNECTORS = frozenset({"de", "di", "of", "d'", "van", "du", "des", "del", "do", "da"})
+
+
+def _unit_after(text: str) -> tuple[str, int] | None:
+    """The longest unit at the start of ``text``: (canonical, characters used)."""
+    stripped = text.lstrip()
+    lead = len(text) - len(stripped)
+    if stripped.startswith("-") and not stripped[1:2].isdigit():
+        stripped, lead = stripped[1:], lead + 1  # "10-liter", "776-voet"
+    words = re.match(r"(\S+)\s+(.*)", stripped)
+    if words and words.group(1).casefold() in _LEAD_CONNECTORS and words.group(2):
+        found = _unit_after(words.group(2))
+        if found is not None:
+            return found[0], lead + words.start(2) + found[1]
+    ends = [m.end() for m in re.finditer(r"\S+", stripped)][:5]
+    if ends and _UNSPACED.search(stripped[: ends[0]]):
+        ends += list(range(min(ends[0], 10), 0, -1))  # scripts without spaces: "米半", "公斤"
+    for end in sorted(set(ends), reverse=True):
+        candidate = stripped[:end].rstrip(",;:")
+        unit = read_unit(candidate)
+        if unit is not None:
+            return unit, lead + len(candidate)
+    return None
+
+
+_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3\u0e00-\u0e7f]")
+
+
+def _prepare(text: str) -> str | None:
+    if not isinstance(text, str) or len(text) > MAX_SPAN:
+        return None
+    prepared = numbers._prepare(text.replace("º", "°"))  # noqa: SLF001  # one package
+    return prepared
+
+
+def read_quantity(text: str) -> Quantity | None:
+    """The one quantity ``text`` writes ("2,5 kg", "10 1/2 kilometer", "三百米", "-5 °F"), or None.
+
+    A range ("10-20 mg") is not one quantity: ``read_quantity_range`` reads it. A number glued
+    to letters is a code ("24703L202", "scp-173m"), not a quantity; a number without a unit is
+    no quantity either. "2 dozen" is 24 pieces.
+    """
+    prepared = _prepare(text)
+    if prepared is None:
+        return None
+    found = _read(prepared)
+    if found is None:
+        return None
+    value, unit, start, end = found
+    rest = prepared[end:].strip(" .,;:!?)")
+    if prepared[:start].strip() or (rest and not (unit == "piece" and len(rest.split()) <= 2)):
+        return None
+    return Quantity(numbers._number(value), unit)  # noqa: SLF001
+
+
+def _read(text: str) -> tuple[Decimal, str, int, int] | None:
+    """(value, unit, start, end) of the first quantity in ``text``.
+
+    The unit follows the number, or stands around it in a few scripts ("华氏温度98.6度").
+    """
+    hits = list(numbers._scan(text, letters=False))  # noqa: SLF001
+    if hits:
+        hit = hits[0]
+        if len(hits) > 1 and _is_range(text, hits[0], hits[1]):
+            return None
+        value, start, end = hit.value, hit.start, hit.end
+        # A CJK scale that is really the unit's prefix: 12千米 is 12 km, 三千比特 3 kbit.
+        if end - start >= 2 and text[end - 1] in "千兆百万":
+            shorter = _unit_after(text[end - 1 :])
+            base = numbers._read_decimal(text[start : end - 1], None, None)  # noqa: SLF001
+            if shorter is not None and base is not None:
+                return base, shorter[0], start, end - 1 + shorter[1]
+        return _unit_for(text, value, start, end, hit.scale)
+    return _in_words(text)
+
+
+def _unit_for(
+    text: str, value: Decimal, start: int, end: int, scale: Decimal
+) -> tuple[Decimal, str, int, int] | None:
+    after = _unit_after(text[end:])
+    if after is not None:
+        unit, used = after
+        finish = end + used
+        if text[finish:].strip() in _HALF:
+            value, finish = value + Decimal("0.5"), len(text)
+        before = text[:start].strip()
+        if before:
+            joined = read_unit(before + text[end:finish])
+            if joined is not None:
+                return value, joined, 0, finish
+        return value, unit, start, finish
+    before = text[:start].strip()
+    if before:
+        around = read_unit(before) or read_unit(before + text[end:].strip())
+        if around is not None:
+            return value, around, 0, len(text)
+    if scale == 12:
+        return value, "piece", start, end  # "2 dozen" (eggs): a count of 24
+    return None
+
+
+_RANGE_WORDS = frozenset({"-", "to", "bis", "à", "a", "al", "tot", "till", "~", "–", "hasta",
+                          "até", "到", "至", "から", "and", "und", "et", "y", "e", "och", "en",
+                          "ve"})  # fmt: skip
+
+
+def _is_range(text: str, first: Any, second: Any) -> bool:
+    return text[first.end : second.start].strip().casefold() in _RANGE_WORDS
+
+
+def _in_words(text: str) -> tuple[Decimal, str, int, int] | None:
+    """A quantity whose number is in words ("tien kilometer", "media vuelta", "dos pies")."""
+    words = list(re.finditer(r"\S+", text))
+    for count in range(min(len(words) - 1, 6), 0, -1):
+        head_end = words[count - 1].end()
+        head = text[:head_end]
+        head_words = head.casefold().split()
+        value: Decimal | None
+        if head_words[-1] in _HALF and all(w in _ARTICLES for w in head_words[:-1]):
+            value = Decimal("0.5")
+        else:
+            value = numbers._read_decimal(head, None, None)  # noqa: SLF001
+        if value is None:
+            continue
+        unit = _unit_after(text[head_end:])
+        if unit is not None:
+            return value, unit[0], 0, head_end + unit[1]
+    # CJK numerals glued to the unit ("两米半", "四十克") come through the scanner; nothing else.
+    return None
+
+
+def read_quantity_range(text: str) -> QuantityRange | None:
+    """A range of quantities in one unit: "10-20 mg", "5 to 7 km", "10 mg - 20 mg"."""
+    prepared = _prepare(text)
+    if prepared is None:
+        return None
+    hits = list(numbers._scan(prepared, letters=False))  # noqa: SLF001
+    if len(hits) != 2:
+        return None
+    first, second = hits
+    middle = prepared[first.end : second.start]
+    first_unit = _unit_after(middle)
+    if first_unit is not None and middle[first_unit[1] :].strip().casefold() in _RANGE_WORDS:
+        middle = middle[first_unit[1] :]
+    else:
+        first_unit = None
+    if middle.strip().casefold() not in _RANGE_WORDS:
+        return None
+    unit = _unit_after(prepared[second.end :])
+    if unit is None or prepared[second.end + unit[1] :].strip(" .,;"):
+        return None
+    if first_unit is not None and first_unit[0] != unit[0]:
+        return None
+    low = first.value * (second.scale if first.scale == 1 else 1)
+    return QuantityRange(numbers._number(low), numbers._number(second.value), unit[0])  # noqa: SLF001
+
+
+def find_quantities(text: str) -> list[QuantitySpan]:
+    """Every number followed by a unit in ``text`` ("12 boxes", "2,5 kg"), with its span."""
+    if not isinstance(text, str) or not text.strip():
+        return []
+    prepared = numbers.fold(text[: numbers.MAX_TEXT]).replace("º", "°")
+    out: list[QuantitySpan] = []
+    for hit in numbers._scan(prepared, letters=False):  # noqa: SLF001
+        after = _unit_after(prepared[hit.end : hit.end + 48])
+        if after is None:
+            continue
+        end = hit.end + after[1]
+        out.append(QuantitySpan(hit.start, end, text[hit.start : end],
+                                numbers._number(hit.value), after[0]))  # noqa: SLF001  # fmt: skip
+    return out
+
+
+def same_quantity(a: tuple[float, str], b: tuple[float, str], *, rel_tol: float = 1e-6) -> bool:
+    """Whether two (value, unit) quantities are equal, converting units through pint."""
+    (value_a, unit_a), (value_b, unit_b) = a, b
+    if unit_a == unit_b:
+        return numbers.close(value_a, value_b, rel_tol)
+    expression_a = CANONICAL_UNITS.get(unit_a, (unit_a, ()))[0]
+    expression_b = CANONICAL_UNITS.get(unit_b, (unit_b, ()))[0]
+    registry = unit_registry()
+    try:
+        converted = registry.Quantity(value_a, expression_a).to(expression_b).magnitude
+    except Exception:  # noqa: BLE001  # unknown or incompatible units are not the same
+        return False
+    return numbers.close(float(converted), value_b, rel_tol)

@@ -1,0 +1,132 @@
+"""Reading the external benchmark's labelled spans: the values layer against today's normalizers.
+
+Each single-value case of the DEV part (``benchmarks/external/cases.dev.jsonl``; the test part
+is never read here) lists the spans the spec labelled ("c $ 16,4 milioni", "15. Januar 2011",
+"20 gradi celsius"). Each span is read
+
+- by ``aau.values``: ``read_money`` (amount and currency), ``read_date``, ``read_quantity``
+  (value and canonical unit), with no locale, language or context beyond the span;
+- by the current normalizers of ``aau.fallbacks.normalize``: ``normalize_amount`` on the span
+  and ``normalize_currency`` on what is left of it once digits and separators are removed;
+  ``normalize_date`` on the span; ``normalize_number`` on the span's leading number and
+  ``normalize_unit`` on the rest (the split a tagger would hand them).
+
+A case is exact when its (first) span reads as ``expected``: amounts and values as floats with
+relative tolerance 1e-6, currencies, dates and units as the exact strings. Printed per unit and
+language, then one JSON line with the per-unit shares.
+
+    python benchmarks/values.py            # dev part
+    python benchmarks/values.py --misses   # also list the spans the values layer misses
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from aau import values  # noqa: E402
+from aau.fallbacks import normalize  # noqa: E402
+
+DEV = REPO / "benchmarks" / "external" / "cases.dev.jsonl"
+UNITS = ("extract_price", "extract_date", "extract_quantity")
+
+
+def close(a: Any, b: Any) -> bool:
+    if not isinstance(a, int | float) or not isinstance(b, int | float) or isinstance(a, bool):
+        return False
+    return math.isclose(float(a), float(b), rel_tol=1e-6, abs_tol=1e-9)
+
+
+def layer(unit: str, span: str) -> dict[str, Any] | None:
+    if unit == "extract_price":
+        money = values.read_money(span)
+        return None if money is None else {"amount": money.amount, "currency": money.currency}
+    if unit == "extract_date":
+        date = values.read_date(span)
+        return None if date is None else {"date": date}
+    quantity = values.read_quantity(span)
+    return None if quantity is None else {"value": quantity.value, "unit": quantity.unit}
+
+
+_NUMBER = re.compile(r"^\s*([-+]?\d[\d.,' \u00a0]*)")
+
+
+def baseline(unit: str, span: str) -> dict[str, Any] | None:
+    if unit == "extract_price":
+        marker = re.sub(r"[\d.,' \u00a0]+", " ", span).strip()
+        return {"amount": normalize.normalize_amount(span),
+                "currency": normalize.normalize_currency(marker) if marker else None}  # fmt: skip
+    if unit == "extract_date":
+        return {"date": normalize.normalize_date(span)}
+    match = _NUMBER.match(span)
+    number = normalize.normalize_number(match.group(1)) if match else None
+    rest = span[match.end() :] if match else span
+    return {"value": number, "unit": normalize.normalize_unit(rest)}
+
+
+def exact(unit: str, got: dict[str, Any] | None, expected: dict[str, Any]) -> bool:
+    if got is None:
+        return False
+    if unit == "extract_price":
+        return close(got["amount"], expected["amount"]) and got["currency"] == expected["currency"]
+    if unit == "extract_date":
+        return got["date"] == expected["date"]
+    return close(got["value"], expected["value"]) and got["unit"] == expected["unit"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--misses", action="store_true", help="list the spans the layer misses")
+    args = parser.parse_args()
+    cases = [json.loads(line) for line in DEV.read_text(encoding="utf-8").splitlines() if line]
+    cases = [c for c in cases if c["kind"] == "single" and c["spans"]]
+    counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
+    misses: list[str] = []
+    started = time.perf_counter()
+    for case in cases:
+        unit, span, expected = case["unit"], case["spans"][0], case["expected"]
+        row = counts[(unit, case["language"])]
+        row[0] += 1
+        got = layer(unit, span)
+        if exact(unit, got, expected):
+            row[1] += 1
+        else:
+            misses.append(f"  {unit} {case['language']}: {span!r} -> {got} (expected {expected})")
+        row[2] += exact(unit, baseline(unit, span), expected)
+    elapsed = time.perf_counter() - started
+    print(
+        f"dev part, single-value cases, first labelled span ({len(cases)} spans, {elapsed:.1f} s)"
+    )
+    print(f"{'unit':<18}{'language':<12}{'n':>5}{'values':>9}{'normalizers':>13}")
+    summary: dict[str, float] = {}
+    for unit in UNITS:
+        total = [0, 0, 0]
+        for (name, language), (n, good, old) in sorted(counts.items()):
+            if name != unit:
+                continue
+            print(f"{unit:<18}{language:<12}{n:>5}{good / n:>9.3f}{old / n:>13.3f}")
+            total = [total[0] + n, total[1] + good, total[2] + old]
+        if total[0]:
+            print(f"{unit:<18}{'ALL':<12}{total[0]:>5}{total[1] / total[0]:>9.3f}"
+                  f"{total[2] / total[0]:>13.3f}")  # fmt: skip
+            short = unit.removeprefix("extract_")
+            summary[f"{short}_values"] = round(total[1] / total[0], 3)
+            summary[f"{short}_normalizers"] = round(total[2] / total[0], 3)
+    if args.misses:
+        print("misses of the values layer:")
+        print("\n".join(misses))
+    print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,167 @@
+"""Money: markers from every CLDR locale, ambiguous markers, amounts with their markers."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from aau.values import currency_codes, currency_renderings, read_currency, read_money
+
+
+@pytest.mark.parametrize(
+    ("text", "amount", "currency"),
+    [
+        ("EUR 1.250,00", 1250, "EUR"),
+        ("1 250,50 Kč", 1250.5, "CZK"),
+        ("R$ 10,00", 10, "BRL"),
+        ("75 million dollars", 75_000_000, "USD"),
+        ("¥1,000", 1000, "JPY"),
+        ("12,5 тыс. руб.", 12500, "RUB"),
+        ("Rp 50.000", 50000, "IDR"),
+        ("₹ 1,20,000", 120000, "INR"),
+        ("€5,90", 5.9, "EUR"),
+        ("12 zł", 12, "PLN"),
+        ("150 грн.", 150, "UAH"),
+        ("25 TL", 25, "TRY"),
+        ("TL 25", 25, "TRY"),
+        ("R 100", 100, "ZAR"),
+        ("US$ 3.5M", 3_500_000, "USD"),
+        ("CHF 1'250.50", 1250.5, "CHF"),
+        ("c $ 16,4 milioni", 16_400_000, "CAD"),
+        ("hk $ 10,05 miliardi", 10_050_000_000, "HKD"),
+        ("16,4 miljoner us$", 16_400_000, "USD"),
+        ("sek 30 miljoner", 30_000_000, "SEK"),
+        ("75 usd milhões", 75_000_000, "USD"),
+        ("1,280円", 1280, "JPY"),
+        ("35億円", 3_500_000_000, "JPY"),
+        ("1000万人民元", 10_000_000, "CNY"),
+        ("1.0092スイス・フラン", 1.0092, "CHF"),
+        ("5306億ニュー台湾ドル", 530_600_000_000, "TWD"),
+        ("一ドル", 1, "USD"),
+        ("七万円", 70000, "JPY"),
+        ("5만 원", 50000, "KRW"),
+        ("\\100", 100, "JPY"),
+        ("125 milioni di dollari australiani", 125_000_000, "AUD"),
+        ("10050 milhões de dólares de hong kong", 10_050_000_000, "HKD"),
+        ("420 milioni di marchi finlandesi", 420_000_000, "FIM"),
+        ("2 miljarder amerikanska dollar", 2_000_000_000, "USD"),
+        ("30 spänn", 30, "SEK"),
+        ("(USD 5)", 5, "USD"),
+    ],
+)
+def test_amounts_with_markers(text: str, amount: float, currency: str) -> None:
+    money = read_money(text)
+    assert money is not None, text
+    assert money.amount == pytest.approx(amount)
+    assert money.currency == currency
+
+
+@pytest.mark.parametrize(
+    ("text", "amount", "currency"),
+    [
+        ("2222円13銭", 2222.13, "JPY"),
+        ("2ドル3セント", 2.03, "USD"),
+        ("545ドルと5セント", 545.05, "USD"),
+        ("5人民元と3角", 5.3, "CNY"),
+        ("50元6角3分", 50.63, "CNY"),
+        ("五元三角", 5.3, "CNY"),
+        ("100ユーロと30", 100.3, "EUR"),
+        ("5 euro och 50 cent", 5.5, "EUR"),
+        ("25 euros com 50", 25.5, "EUR"),
+        ("3 euros com 99 centavos", 3.99, "EUR"),
+        ("15 usd 50", 15.5, "USD"),
+        ("tredici euro e quarantacinque cent", 13.45, "EUR"),
+        ("treze euros e quarenta e cinco centavos", 13.45, "EUR"),
+        ("cinque milioni di yen", 5_000_000, "JPY"),
+        ("um yen", 1, "JPY"),
+    ],
+)
+def test_minor_units_and_words(text: str, amount: float, currency: str) -> None:
+    money = read_money(text)
+    assert money is not None, text
+    assert money.amount == pytest.approx(amount)
+    assert money.currency == currency
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "   ", "1250", "1.250,00", "twenty", "EUR", "EUR 1.250,00 and 5 USD", "the real estate",
+     "24703L202", "12:30", "x" * 300],
+)  # fmt: skip
+def test_not_money(text: str) -> None:
+    assert read_money(text) is None
+
+
+def test_unresolved_marker_keeps_the_amount() -> None:
+    money = read_money("kr 30")
+    assert money is not None
+    assert (money.amount, money.currency) == (30, None)
+    assert read_money("kr 30", locale="sv") == (30, "SEK")
+    assert read_money("30 kr", context="Oslo, Norway") == (30, "NOK")
+
+
+def test_currency_codes() -> None:
+    assert currency_codes("kr") >= {"SEK", "NOK", "DKK", "ISK"}
+    assert "USD" in currency_codes("$")
+    assert "CAD" in currency_codes("$")
+    assert currency_codes("R$") == {"BRL"}
+    assert currency_codes("Kč") == {"CZK"}
+    assert currency_codes("złotych") == {"PLN"}
+    assert currency_codes("dollari australiani") == {"AUD"}
+    assert currency_codes("no currency") == frozenset()
+    assert currency_codes("") == frozenset()
+
+
+@pytest.mark.parametrize(
+    ("marker", "kwargs", "expected"),
+    [
+        ("$", {}, "USD"),
+        ("$", {"context": "a flat in Toronto"}, "CAD"),
+        ("$", {"context": "prices in CAD"}, "CAD"),
+        ("$", {"context": "NZ$ and others"}, "NZD"),
+        ("$", {"locale": "en_CA"}, "CAD"),
+        ("$", {"locale": "es_MX"}, "MXN"),
+        ("$", {"context": "Sydney"}, "AUD"),
+        ("kr", {}, None),
+        ("kr", {"locale": "sv"}, "SEK"),
+        ("kr", {"locale": "da_DK"}, "DKK"),
+        ("kr", {"context": "Oslo"}, "NOK"),
+        ("¥", {}, "JPY"),
+        ("¥", {"context": "北京 中国"}, "CNY"),
+        ("元", {}, "CNY"),
+        ("Rs", {}, "INR"),
+        ("Rs", {"context": "Karachi"}, "PKR"),
+        ("R", {}, "ZAR"),
+        ("R$", {}, "BRL"),
+        ("C$", {}, "CAD"),
+        ("US$", {}, "USD"),
+        ("franc", {}, None),
+        ("francs", {"context": "Zürich"}, "CHF"),
+        ("peso", {}, None),
+        ("EUR", {}, "EUR"),
+        ("eur", {}, "EUR"),
+        ("Euro", {}, "EUR"),
+        ("nothing", {}, None),
+    ],
+)
+def test_read_currency(marker: str, kwargs: dict[str, str], expected: str | None) -> None:
+    assert read_currency(marker, **kwargs) == expected
+
+
+def test_currency_renderings() -> None:
+    czk = currency_renderings("CZK")
+    assert "Kč" in czk
+    assert "CZK" in czk
+    assert "€" in currency_renderings("EUR")
+    assert "$" in currency_renderings("CAD")
+    assert currency_renderings("XXZ") == ("XXZ",)
+
+
+def test_lookups_are_fast_once_built() -> None:
+    read_money("EUR 1")
+    started = time.perf_counter()
+    for _ in range(200):
+        read_money("1 250,50 Kč")
+        read_currency("$", context="Toronto")
+    assert time.perf_counter() - started < 2.0

@@ -1,0 +1,216 @@
+"""Numbers: every locale's separators and digits, scales, fractions, words, ranges, spans."""
+
+from __future__ import annotations
+
+import pytest
+
+from aau.values import find_numbers, read_number, read_range, renderings
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("1.250,00", 1250),
+        ("1,250.00", 1250),
+        ("1 250,50", 1250.5),
+        ("1\u00a0250,50", 1250.5),
+        ("1\u202f250,50", 1250.5),
+        ("12 500", 12500),
+        ("1'234.50", 1234.5),
+        ("1’234’567", 1234567),
+        ("1_000_000", 1000000),
+        ("1,20,000", 120000),
+        ("450.000", 450000),
+        ("309.381", 309381),
+        ("1.0753", 1.0753),
+        ("16,4", 16.4),
+        ("0,500", 0.5),
+        ("12 ,50", 12.5),
+        ("12, 50", 12.5),
+        ("-5", -5),
+        ("+7", 7),
+        ("− 20", -20),
+        ("minus 5", -5),
+        ("1.5e6", 1500000),
+        ("3 x 10^8", 300000000),
+        ("6.02×10²³", 6.02e23),
+        ("½", 0.5),
+        ("1/2", 0.5),
+        ("3 1/2", 3.5),
+        ("3½", 3.5),
+        ("10 1/2", 10.5),
+    ],
+)
+def test_written_numbers(text: str, expected: float) -> None:
+    assert read_number(text) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("٣٤٥", 345),
+        ("١٢٫٥", 12.5),
+        ("१२३.५", 123.5),
+        ("১২৩", 123),
+        ("๑๒๓", 123),
+        ("１２３", 123),
+        ("１，２３４", 1234),
+    ],
+)
+def test_digits_of_other_numbering_systems(text: str, expected: float) -> None:
+    assert read_number(text) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("75 million", 75_000_000),
+        ("1.5 bn", 1_500_000_000),
+        ("2 Mio.", 2_000_000),
+        ("3 Mrd.", 3_000_000_000),
+        ("4 milliards", 4_000_000_000),
+        ("5 millones", 5_000_000),
+        ("2.400 millones", 2_400_000_000),
+        ("10,05 miliardi", 10_050_000_000),
+        ("0,9 biljoen", 900_000_000_000),
+        ("12,5 тыс.", 12_500),
+        ("7 млн", 7_000_000),
+        ("1.5 lakh", 150_000),
+        ("2 crore", 20_000_000),
+        ("5k", 5000),
+        ("75M", 75_000_000),
+        ("36.57億", 3_657_000_000),
+        ("1万億", 10**12),
+        ("7  万", 70_000),
+        ("5만", 50_000),
+        ("3억 5천만", 350_000_000),
+        ("2 dozen", 24),
+        ("16.4 million", 16_400_000),
+    ],
+)
+def test_scale_words(text: str, expected: int) -> None:
+    value = read_number(text)
+    assert value == expected
+    assert isinstance(value, int)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("七万", 70_000),
+        ("四十九兆九千五百九十二億", 49_959_200_000_000),
+        ("零", 0),
+        ("二〇一九", 2019),
+        ("负0.2", -0.2),
+        ("三点五", 3.5),
+        ("にせんにひゃくごじゅうろく", 2256),
+        ("twenty two", 22),
+        ("three hundred and forty two", 342),
+        ("fünfunddreißig", 35),
+        ("vingt-et-un", 21),
+        ("veintidós", 22),
+        ("quarenta e cinco", 45),
+        ("tredici", 13),
+        ("driehonderd", 300),
+        ("cinque milioni", 5_000_000),
+        ("twee miljoen", 2_000_000),
+        ("tretton", 13),
+        ("fyrtiofem", 45),
+        ("yirmi iki", 22),
+    ],
+)
+def test_numerals_and_number_words(text: str, expected: float) -> None:
+    assert read_number(text) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("text", "locale", "expected"),
+    [
+        ("1.250", "en", 1.25),
+        ("1.250", "de", 1250),
+        ("1,5", "de", 1.5),
+        ("1 234,5", "fr", 1234.5),
+        ("1'234.5", "de_CH", 1234.5),
+        ("2 billion", "en", 2_000_000_000),
+        ("2 billion", "fr", 2_000_000_000_000),
+    ],
+)
+def test_locale_settles_separators_and_scales(text: str, locale: str, expected: float) -> None:
+    assert read_number(text, locale) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "   ", "\n\t", "abc", "A4", "24703L202", "scp-173m", "12:30", "1.2.3", "13.5.2015",
+     "EUR 100", "12%", "1/2/3", "--5", "1" * 300],
+)  # fmt: skip
+def test_not_one_number(text: str) -> None:
+    assert read_number(text) is None
+
+
+def test_non_strings_are_not_numbers() -> None:
+    assert read_number(None) is None  # type: ignore[arg-type]
+    assert read_number(12) is None  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("10-20", (10, 20)),
+        ("10 - 20", (10, 20)),
+        ("10–20 million", (10_000_000, 20_000_000)),
+        ("between 5 and 7", (5, 7)),
+        ("3 à 5 millions", (3_000_000, 5_000_000)),
+        ("von 3 bis 4", (3, 4)),
+        ("5 to 10", (5, 10)),
+        ("-5 - -3", (-5, -3)),
+        ("10〜20", (10, 20)),
+    ],
+)
+def test_ranges(text: str, expected: tuple[int, int]) -> None:
+    assert read_range(text) == expected
+
+
+@pytest.mark.parametrize("text", ["10", "10 20", "10 and then 20 more", "", "1-2-3"])
+def test_not_ranges(text: str) -> None:
+    assert read_range(text) is None
+
+
+def test_find_numbers_reports_spans_in_the_original_text() -> None:
+    text = "Delivered 12 500 units on 3 May, A4 paper, code 24703L202; twenty-two boxes, ٣٤٥ kg"
+    found = find_numbers(text)
+    assert [(text[s.start : s.end], s.value) for s in found] == [
+        ("12 500", 12500),
+        ("3", 3),
+        ("twenty-two", 22),
+        ("٣٤٥", 345),
+    ]
+
+
+def test_find_numbers_with_scales_and_cjk() -> None:
+    found = find_numbers("Umsatz 1,5 Mio. Euro, 七万円, 7 млн руб.")
+    assert [s.value for s in found] == [1_500_000, 70_000, 7_000_000]
+
+
+def test_find_numbers_empty() -> None:
+    assert find_numbers("") == []
+    assert find_numbers("no numbers here") == []
+
+
+@pytest.mark.parametrize(
+    ("value", "forms"),
+    [
+        (12500, {"12500", "12,500", "12.500", "12 500", "12\u00a0500", "12'500"}),
+        (75_000_000, {"75 million", "75M", "75 Mio.", "7500万"}),
+        (3, {"three", "drei", "trois", "tres"}),
+        (1250.5, {"1250.5", "1250,5", "1,250.5", "1.250,5"}),
+    ],
+)
+def test_renderings(value: float, forms: set[str]) -> None:
+    assert forms <= set(renderings(value))
+
+
+def test_renderings_read_back() -> None:
+    for form in renderings(12500, locales=["en", "de", "fr", "de_CH", "en_IN"]):
+        if not any(c.isalpha() for c in form):
+            assert read_number(form) == 12500, form

@@ -1,0 +1,195 @@
+"""Quantities: canonical units from every CLDR language, compounds, ranges, conversions."""
+
+from __future__ import annotations
+
+import pytest
+
+from aau.values import (
+    CANONICAL_UNITS,
+    find_quantities,
+    read_quantity,
+    read_quantity_range,
+    read_unit,
+)
+from aau.values.quantities import same_quantity, unit_registry
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("kilogramos", "kg"),
+        ("Kilometer", "km"),
+        ("ミリリットル", "ml"),
+        ("公里", "km"),
+        ("°C", "°C"),
+        ("℃", "°C"),
+        ("celsius", "°C"),
+        ("grados centígrados", "°C"),
+        ("fahrenhayt derece", "°F"),
+        ("डिग्री सेल्सियस", "°C"),
+        ("km²", "km2"),
+        ("sq ft", "ft2"),
+        ("square feet", "ft2"),
+        ("vierkante meter", "m2"),
+        ("cubic metres", "m3"),
+        ("kgs", "kg"),
+        ("lbs", "lb"),
+        ("tonnes", "t"),
+        ("litres", "l"),
+        ("mph", "mph"),
+        ("km/h", "km/h"),
+        ("Kilometer pro Stunde", "km/h"),
+        ("millas por hora", "mph"),
+        ("metros por segundo", "m/s"),
+        ("mg/kg", "mg/kg"),
+        ("per hour", "/h"),
+        ("kWh", "kWh"),
+        ("kilowatt hours", "kWh"),
+        ("microsieverts", "µSv"),
+        ("mSv", "mSv"),
+        ("picometres", "pm"),
+        ("MB", "MB"),
+        ("Mb", "Mbit"),
+        ("gigabytes", "GB"),
+        ("%", "%"),
+        ("boxes", "box"),
+        ("pcs", "piece"),
+        ("Stück", "piece"),
+        ("pallets", "pallet"),
+        ("hours", "h"),
+        ("days", "d"),
+        ("dozen", "piece"),
+    ],
+)
+def test_read_unit(text: str, expected: str) -> None:
+    assert read_unit(text) == expected
+
+
+@pytest.mark.parametrize("text", ["", " ", "xyz", "the", "to", "and", "hello world", "x" * 80])
+def test_not_units(text: str) -> None:
+    assert read_unit(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "unit"),
+    [
+        ("2,5 kg", 2.5, "kg"),
+        ("2,500 kg", 2500, "kg"),
+        ("12 boxes", 12, "box"),
+        ("7.5 hours", 7.5, "h"),
+        ("10 1/2 kilometer", 10.5, "km"),
+        ("1/4 de milla", 0.25, "mi"),
+        ("1/4 mijl", 0.25, "mi"),
+        ("3 kilogramos", 3, "kg"),
+        ("500 ミリリットル", 500, "ml"),
+        ("20万公斤", 200_000, "kg"),
+        ("12千米", 12, "km"),
+        ("三千比特", 3, "kbit"),
+        ("五十兆字节", 50, "MB"),
+        ("两米半", 2.5, "m"),
+        ("三百米", 300, "m"),
+        ("负13.5千米", -13.5, "km"),
+        ("华氏温度98.6度", 98.6, "°F"),
+        ("20摄氏度", 20, "°C"),
+        ("-5 °F", -5, "°F"),
+        ("- 20 grados fahrenheit", -20, "°F"),
+        ("37ºc", 37, "°C"),
+        ("30º c", 30, "°C"),
+        ("40 °celsius", 40, "°C"),
+        ("98,6 gradi f", 98.6, "°F"),
+        ("200 k", 200, "K"),
+        ("51 fahrenhaytı", 51, "°F"),
+        ("34,9 santigratı", 34.9, "°C"),
+        ("६ डिग्री से.", 6, "°C"),
+        ("९८.६ डिग्री फ़ॉ.", 98.6, "°F"),
+        ("90 graden", 90, "°"),
+        ("0,8rad", 0.8, "rad"),
+        ("media vuelta", 0.5, "turn"),
+        ("een halve draai", 0.5, "turn"),
+        ("tien kilometer", 10, "km"),
+        ("dos pies", 2, "ft"),
+        ("fünfunddreißig °c", 35, "°C"),
+        ("2,4 miljard liter", 2_400_000_000, "l"),
+        ("2.400 millones de galones", 2_400_000_000, "gal"),
+        ("0,9 billones de pies cúbicos", 900_000_000_000, "ft3"),
+        ("10-liter", 10, "l"),
+        ("16-bit", 16, "bit"),
+        ("188 millas por hora", 188, "mph"),
+        ("120 km/h", 120, "km/h"),
+        ("5 mg/kg", 5, "mg/kg"),
+        ("3 per hour", 3, "/h"),
+        ("2 dozen", 24, "piece"),
+        ("3 dozen eggs", 36, "piece"),
+        ("1 km²", 1, "km2"),
+        ("5 sq ft", 5, "ft2"),
+        ("2.5 mSv", 2.5, "mSv"),
+        ("12%", 12, "%"),
+    ],
+)
+def test_read_quantity(text: str, value: float, unit: str) -> None:
+    quantity = read_quantity(text)
+    assert quantity is not None, text
+    assert quantity.value == pytest.approx(value)
+    assert quantity.unit == unit
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "   ", "24703L202", "scp-173m", "A4", "12:30", "ISO 9001", "12", "kg", "10-20 mg",
+     "12 xyzzy", "x" * 300, "1" * 300],
+)  # fmt: skip
+def test_not_one_quantity(text: str) -> None:
+    assert read_quantity(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("10-20 mg", (10, 20, "mg")),
+        ("5 to 7 km", (5, 7, "km")),
+        ("10 mg - 20 mg", (10, 20, "mg")),
+        ("3–5 °C", (3, 5, "°C")),
+    ],
+)
+def test_ranges(text: str, expected: tuple[float, float, str]) -> None:
+    assert read_quantity_range(text) == expected
+
+
+@pytest.mark.parametrize("text", ["10 mg", "10 mg - 20 kg", "10-20", ""])
+def test_not_ranges(text: str) -> None:
+    assert read_quantity_range(text) is None
+
+
+def test_find_quantities() -> None:
+    text = "Deliver 12 boxes and 2,5 kg of steel at 120 km/h; code 24703L202, A4 paper."
+    found = find_quantities(text)
+    assert [(text[q.start : q.end], q.value, q.unit) for q in found] == [
+        ("12 boxes", 12, "box"),
+        ("2,5 kg", 2.5, "kg"),
+        ("120 km/h", 120, "km/h"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ((1, "km"), (1000, "m"), True),
+        ((0, "°C"), (32, "°F"), True),
+        ((100, "°C"), (373.15, "K"), True),
+        ((1, "lb"), (453.59237, "g"), True),
+        ((1, "ha"), (10000, "m2"), True),
+        ((1, "km"), (1, "kg"), False),
+        ((1, "km"), (999, "m"), False),
+        ((3, "box"), (3, "box"), True),
+        ((3, "box"), (3, "piece"), False),
+    ],
+)
+def test_same_quantity(a: tuple[float, str], b: tuple[float, str], same: bool) -> None:
+    assert same_quantity(a, b) is same
+
+
+def test_every_canonical_unit_is_known_to_pint() -> None:
+    registry = unit_registry()
+    for symbol, (expression, _ids) in CANONICAL_UNITS.items():
+        registry.parse_units(expression)  # raises for an unknown expression
+        assert read_unit(symbol) == symbol, symbol
