@@ -230,3 +230,27 @@ def test_other_dialects_send_the_common_request_only(dialect: str) -> None:
     tokens = "max_completion_tokens" if dialect == "openai" else "max_tokens"
     assert body[tokens] == load_unit(UNITS[0]).policy.max_new_tokens
     assert engine.capabilities.prefix_cache is (dialect == "sglang")
+
+
+def test_the_calibrator_fitted_on_vllm_reads_the_remote_logprobs(vllm: VllmServer) -> None:
+    from aau.calibration.calibrator import engine_artifact_path
+
+    assert engine_artifact_path("openai").is_file(), "calibration/calibrator-openai.pt is shipped"
+    pipeline = Pipeline(UNITS, engine=remote(vllm.url))  # the default choice of calibrator
+    calibrator = pipeline.calibrator
+    assert calibrator is not None
+    assert calibrator.logprobs_after_mask
+    seen: list[object] = []
+    original = calibrator.confidence
+
+    def recording(evidence: object) -> float:  # a spy on the real calibrator, not a double
+        seen.append(evidence)
+        return original(evidence)  # type: ignore[arg-type]
+
+    calibrator.confidence = recording  # type: ignore[method-assign]
+    result = pipeline.run(TEXTS[0])
+    for spec in pipeline.units:
+        assert_result_contract(result.units[spec.name], spec)
+    primaries = [e for e in seen if getattr(e, "path", None) == "primary"]
+    assert primaries, "the model's answers were scored"
+    assert all(getattr(e, "generation", None) is not None for e in primaries)
