@@ -160,7 +160,7 @@ def test_cancelling_a_request_aborts_it_on_the_server(vllm: VllmServer) -> None:
         request.cancel.set()
         started = time.monotonic()
         result = (await task)[0]
-        assert time.monotonic() - started < 1.0, "the cancelled request returns at once"
+        assert time.monotonic() - started < 3.0, "the cancelled request returns at once"
         return result
 
     result = asyncio.run(cancel_soon())

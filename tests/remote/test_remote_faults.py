@@ -31,7 +31,7 @@ from tests.remote.vllm_server import VllmServer
 ROOT = Path(__file__).resolve().parents[2]
 PRICE = ROOT / "units" / "extract_price.yaml"
 TEXT = "Invoice 2024-31: total due EUR 1,250.00 by 30 April."
-SLACK_S = 1.0  # scheduling and the fallback paths' own work after the deadline's last wait
+SLACK_S = 2.0  # scheduling and the fallback paths' own work after the deadline's last wait
 
 
 def price_unit(**policy: Any) -> UnitSpec:
@@ -160,7 +160,7 @@ def test_a_retry_after_beyond_the_cap_gives_up_with_engine_overloaded(
     result = asyncio.run(engine.generate([unit_request(PRICE, TEXT)]))[0]
 
     assert getattr(result, "code", None) == "engine_overloaded"
-    assert time.monotonic() - started < 2.0
+    assert time.monotonic() - started < 10.0, "it does not wait the 120 s it was asked to"
     assert len(completions(proxy)) == 1
 
 
@@ -233,8 +233,9 @@ def test_an_answer_against_the_schema_is_revalidated_and_refused(proxy: FaultInj
 def test_the_breaker_opens_after_the_failures_and_closes_after_recovery(
     proxy: FaultInjector, caplog: pytest.LogCaptureFixture
 ) -> None:
+    # reset_after_s leaves the open state time to be seen on a loaded machine
     engine = engine_for(proxy.url, retry={"attempts": 1},
-                        breaker={"failure_threshold": 3, "reset_after_s": 1.0})  # fmt: skip
+                        breaker={"failure_threshold": 3, "reset_after_s": 4.0})  # fmt: skip
     request = unit_request(PRICE, TEXT)
 
     async def one() -> object:
@@ -249,7 +250,7 @@ def test_the_breaker_opens_after_the_failures_and_closes_after_recovery(
         refused = asyncio.run(one())  # the circuit is open: nothing is sent
         assert "every replica's circuit is open" in str(refused)
         assert completions(proxy) == []
-        time.sleep(1.1)
+        time.sleep(4.1)
         assert engine.breaker_states() == {proxy.url: "half_open"}
         assert isinstance(asyncio.run(one()), Generation)  # the probe goes through
     assert engine.breaker_states() == {proxy.url: "closed"}
@@ -302,17 +303,18 @@ def test_killing_the_server_mid_batch_loses_nothing(vllm: VllmServer) -> None:
     pipeline = Pipeline([spec], engine=engine, calibrator=False)
     texts = [f"Invoice {i}: total due EUR {i},250.00 by 30 April." for i in range(1, 17)]
 
-    async def scenario() -> list[PipelineResult]:
+    async def scenario() -> tuple[list[PipelineResult], dict[str, str]]:
         runs = [asyncio.ensure_future(pipeline.arun(t, id=i)) for i, t in enumerate(texts)]
         await asyncio.sleep(0.8)  # requests are in flight on the server
         await asyncio.to_thread(vllm.kill)
-        return list(await asyncio.gather(*runs))
+        results = list(await asyncio.gather(*runs))
+        return results, engine.breaker_states()  # before the restart, which takes its time
 
     try:
-        results = asyncio.run(scenario())
+        results, states = asyncio.run(scenario())
     finally:
         vllm.restart()
     assert_in_time_and_valid(results, spec, 16)
     answered = [r.units[spec.name] for r in results if r.units[spec.name].output is not None]
     assert len(answered) == 16, "the fallbacks answer whatever the model could not"
-    assert engine.breaker_states() == {vllm.url: "open"}
+    assert states == {vllm.url: "open"}
