@@ -284,15 +284,16 @@ class OpenAIEngine:
         body = self.request_body(request)
         queue_ms = 0.0
         last: EngineError | None = None
+        failed: Replica | None = None
         for attempt in range(policy.attempts):
             waited = time.perf_counter()
-            replica = await self._acquire(request)
+            replica = await self._acquire(request, avoid=failed)
             queue_ms += (time.perf_counter() - waited) * 1000
             try:
                 generation = await self._attempt(replica, request, body, started, queue_ms)
                 return dataclasses.replace(generation, notes=self._notes(attempt))
             except _Retry as retry:
-                last = retry.error
+                last, failed = retry.error, replica
                 delay = retry.delay_s  # the server said when: honour it
             finally:
                 await self._release(replica)  # before any backoff: the slot is not ours to hold
@@ -428,8 +429,10 @@ class OpenAIEngine:
 
     # -- replicas -------------------------------------------------------------------------
 
-    async def _acquire(self, request: GenerationRequest) -> Replica:
+    async def _acquire(self, request: GenerationRequest, avoid: Replica | None = None) -> Replica:
         """The least loaded replica whose circuit lets a call through; waits for a free slot.
+
+        ``avoid`` (the replica a retry's last attempt failed on) comes last, if others can serve.
 
         Raises:
             EngineUnavailable: every replica's circuit is open.
@@ -439,7 +442,7 @@ class OpenAIEngine:
         assert freed is not None
         async with freed:
             while True:
-                replica = self._pick()
+                replica = self._pick(avoid)
                 if replica is not None:
                     return replica
                 if all(r.breaker.state == "open" for r in self.replicas):
@@ -453,7 +456,7 @@ class OpenAIEngine:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(freed.wait(), min(remaining or 1.0, 1.0))
 
-    def _pick(self) -> Replica | None:
+    def _pick(self, avoid: Replica | None = None) -> Replica | None:
         with self._lock:
             free = [r for r in self.replicas if r.in_flight < self.settings.max_in_flight]
             free.sort(key=lambda r: r.in_flight)
@@ -463,7 +466,10 @@ class OpenAIEngine:
             order = (
                 least[self._turn % len(least) :] + least[: self._turn % len(least)] if least else []
             )
-            for replica in order + [r for r in free if r not in least]:
+            candidates = order + [r for r in free if r not in least]
+            if avoid in candidates and len(candidates) > 1:
+                candidates = [r for r in candidates if r is not avoid] + [avoid]
+            for replica in candidates:
                 if replica.breaker.allow():
                     replica.in_flight += 1
                     replica.sent += 1
