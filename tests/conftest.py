@@ -192,15 +192,24 @@ def within(seconds: float, work: Callable[[], Any]) -> BaseException | None:
 
     Returns what it raised (None if nothing): the hang guard of the hostile-input tests.
     """
-    outcome: list[BaseException | None] = []
+    _, raised = _in_thread(seconds, work)
+    return raised
+
+
+def value_within(seconds: float, work: Callable[[], Any]) -> Any:
+    """Like ``within``, but returns what ``work`` returned, or what it raised."""
+    value, raised = _in_thread(seconds, work)
+    return value if raised is None else raised
+
+
+def _in_thread(seconds: float, work: Callable[[], Any]) -> tuple[Any, BaseException | None]:
+    outcome: list[tuple[Any, BaseException | None]] = []
 
     def target() -> None:
         try:
-            work()
+            outcome.append((work(), None))
         except BaseException as exc:  # noqa: BLE001  # handed to the test
-            outcome.append(exc)
-        else:
-            outcome.append(None)
+            outcome.append((None, exc))
 
     thread = threading.Thread(target=target, daemon=True)
     thread.start()

@@ -161,7 +161,7 @@ class TransformersEngine:
 
     async def warmup(self, schemas: Sequence[dict[str, Any]] = ()) -> None:
         """Load weights, compile ``schemas`` and run one real probe generation."""
-        await asyncio.to_thread(self.load)
+        await self.ready()
         assert self.compiler is not None
         for schema in schemas:
             self.compiler.compile(schema)
@@ -245,9 +245,10 @@ class TransformersEngine:
     ) -> list[Generation | EngineError]:
         """Run the requests (batched with everything else in flight); failures in their slot."""
         submitted = time.perf_counter()
-        if self.model is None:  # load off the event loop: other coroutines keep running
-            with contextlib.suppress(Exception):  # submit() reports a load failure per request
-                await asyncio.to_thread(self.load)
+        try:  # the one shared load, off the event loop: other coroutines keep running
+            await self.ready()
+        except EngineError as exc:  # a model that cannot load fails each request in its slot
+            return [exc for _ in requests]
         futures = [self.submit(r, submitted=submitted) for r in requests]
         try:
             return list(await asyncio.gather(*(asyncio.wrap_future(f) for f in futures)))

@@ -25,6 +25,7 @@ from aau.engines.resilience import BreakerSettings, RetryPolicy
 from aau.errors import EngineUnavailable, SpecError
 from aau.registry import Registry, UnknownName
 from aau.spec.loader import line_of, read_yaml_file
+from aau.spec.model import NAME_PATTERN
 
 __all__ = [
     "ENGINES",
@@ -157,17 +158,20 @@ class EngineConfig(BaseModel):
         try:
             return cls.model_validate(values)
         except ValidationError as exc:
-            err = exc.errors(include_url=False)[0]
-            raise SpecError(
-                err["msg"],
-                file=str(file) if file else "<engine config>",
-                line=line_of(lines, tuple(err["loc"])),
-                field=".".join(map(str, err["loc"])),
-                check="S060",
-            ) from None
+            raise _located(exc, str(file) if file else "<engine config>", lines) from None
 
 
-_ENGINE_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+def _located(
+    exc: ValidationError, file: str, lines: dict[Any, int], within: tuple[str, ...] = ()
+) -> SpecError:
+    """The first problem of an engine config as a located error (``within``: its key path)."""
+    err = exc.errors(include_url=False)[0]
+    loc = (*within, *err["loc"])
+    return SpecError(err["msg"], file=file, line=line_of(lines, loc),
+                     field=".".join(map(str, loc)), check="S060")  # fmt: skip
+
+
+_ENGINE_NAME = re.compile(NAME_PATTERN)
 
 
 def engine_configs(file: str | Path) -> dict[str, EngineConfig]:
@@ -191,10 +195,7 @@ def engine_configs(file: str | Path) -> dict[str, EngineConfig]:
         try:
             configs[name] = EngineConfig.model_validate(values or {})
         except ValidationError as exc:
-            err = exc.errors(include_url=False)[0]
-            loc = (name, *err["loc"])
-            raise SpecError(err["msg"], file=str(file), line=line_of(lines, loc),
-                            field=".".join(map(str, loc)), check="S060") from None  # fmt: skip
+            raise _located(exc, str(file), lines, (name,)) from None
     return configs
 
 

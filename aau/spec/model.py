@@ -57,7 +57,8 @@ __all__ = [
     "fallback_union",
 ]
 
-_NAME = r"^[a-z][a-z0-9_]{0,63}$"
+NAME_PATTERN = r"^[a-z][a-z0-9_]{0,63}$"
+"""What a unit, normalizer table or engine may be called."""
 
 
 Issue = tuple[tuple[str | int, ...], str, str]
@@ -135,7 +136,7 @@ class UnitSpec(_Strict):
 
     model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
 
-    name: str = Field(pattern=_NAME)
+    name: str = Field(pattern=NAME_PATTERN)
     """Unit id; equals the file stem."""
     version: Annotated[str, WithJsonSchema({"type": ["string", "integer"]})]
     """Part of every cache key and result; bump it when behaviour changes (``1``, ``"1.2"``)."""
@@ -147,14 +148,14 @@ class UnitSpec(_Strict):
     fallbacks: list[SerializeAsAny[FallbackSpec]] = []
     """Ordered non-model paths (``crf``, ``heuristic``, any registered kind)."""
     policy: Policy = Policy()
-    engines: list[Annotated[str, Field(pattern=_NAME)]] = Field([], max_length=8)
+    engines: list[Annotated[str, Field(pattern=NAME_PATTERN)]] = Field([], max_length=8)
     """The model path's engines in order, by the names a pipeline gives its engines
     (``[glm5, local]``): when one fails (down, overloaded, timed out, a bad response) the next is
     tried within the same deadline, then the fallbacks. Empty: the pipeline's default engine."""
     fields: dict[str, FieldSpec] = {}
     """Per output field: the grammar its value must follow."""
     locale: Locale = Locale()
-    normalizers: dict[Annotated[str, Field(pattern=_NAME)], NormalizerTable] = Field(
+    normalizers: dict[Annotated[str, Field(pattern=NAME_PATTERN)], NormalizerTable] = Field(
         {}, max_length=64
     )
     """The unit's own normalizers, by name: tables of words and the values they stand for

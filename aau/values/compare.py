@@ -12,7 +12,7 @@ from typing import Any, Literal
 from aau.values.dates import read_date
 from aau.values.money import read_money
 from aau.values.numbers import close, read_number
-from aau.values.quantities import read_quantity, same_quantity
+from aau.values.quantities import read_quantity, read_unit, same_quantity
 
 __all__ = ["Kind", "same_value"]
 
@@ -66,8 +66,6 @@ def _as_quantity(value: Any) -> tuple[float, str] | None:
     if isinstance(value, tuple | list) and len(value) == 2:
         number = _as_number(value[0])
         if number is not None and isinstance(value[1], str):
-            from aau.values.quantities import read_unit
-
             return number, read_unit(value[1]) or value[1]
     return None
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,7 @@ from aau.fallbacks.patterns import KeywordSet, PatternTimeout, compile_pattern, 
 from aau.limits import LIMITS, Limits
 from aau.spec.loader import read_yaml
 from aau.spec.model import UnitSpec
-from tests.conftest import FIND_TOTAL_YAML, UNIT_FILES
+from tests.conftest import FIND_TOTAL_YAML, UNIT_FILES, value_within
 
 
 def shipped() -> list[tuple[UnitSpec, HeuristicFallback, list[str]]]:
@@ -51,23 +50,6 @@ def python_matches(pattern: str, text: str) -> list[tuple[Any, ...]]:
 
 def safe_matches(pattern: str, text: str) -> list[tuple[Any, ...]]:
     return [(m.span(), m.groupdict()) for m in compile_pattern(pattern).finditer(text)]
-
-
-def within(seconds: float, work: Callable[[], Any]) -> Any:
-    """``work()`` in a thread that must finish within ``seconds``; its result or exception."""
-    outcome: list[Any] = []
-
-    def target() -> None:
-        try:
-            outcome.append(work())
-        except BaseException as exc:  # noqa: BLE001  # handed to the test
-            outcome.append(exc)
-
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    thread.join(seconds)
-    assert not thread.is_alive(), f"still running after {seconds} s"
-    return outcome[0]
 
 
 def unit_with_patterns(*regexes: str, keywords: list[str] | None = None) -> UnitSpec:
@@ -189,7 +171,7 @@ REDOS = [
 def test_backtracking_exploits_finish_at_once_on_re2(pattern: str, text: str) -> None:
     compiled = compile_pattern(pattern)
     assert compiled.needs_backtracking is None
-    found = within(2.0, lambda: [m.span() for m in compiled.finditer(text)])
+    found = value_within(2.0, lambda: [m.span() for m in compiled.finditer(text)])
     assert found == []  # none of them matches; Python's re would take years to say so
 
 
@@ -197,7 +179,7 @@ def test_the_heuristic_path_answers_a_backtracking_pattern_at_once() -> None:
     unit = unit_with_patterns(r"(?P<amount>(a+)+$)")
     path = unit.fallbacks[0].build(unit)
     assert isinstance(path, HeuristicPath)
-    answer = within(2.0, lambda: path.extract("a" * 40 + "!", context(unit)))
+    answer = value_within(2.0, lambda: path.extract("a" * 40 + "!", context(unit)))
     assert answer.output == {"amount": None, "currency": None}
 
 
@@ -232,7 +214,7 @@ def test_a_backtracking_pattern_that_runs_too_long_is_a_coded_error(
     monkeypatch.setattr(patterns, "LIMITS", Limits(regex_timeout_s=0.2))
     unit = unit_with_patterns(r"(?<=x)(?P<amount>(a|aa)+)(?=y)")
     path = unit.fallbacks[0].build(unit)
-    raised = within(5.0, lambda: path.extract("x" + "a" * 60 + "!", context(unit)))
+    raised = value_within(5.0, lambda: path.extract("x" + "a" * 60 + "!", context(unit)))
     assert isinstance(raised, PatternTimeout)
     assert isinstance(raised, AAUError)
     assert raised.code == "pattern_timeout"

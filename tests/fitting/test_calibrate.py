@@ -29,6 +29,7 @@ from aau.fitting.runs import (
     runs_folder,
 )
 from tests.conftest import REPO, UNITS_DIR
+from tests.fitting.conftest import small_settings
 
 PACKAGE = REPO / "aau"
 SHIPPED_DATA = REPO / "calibration"
@@ -154,14 +155,7 @@ def synthetic_data(root: Path, texts: int = 60, engine: EngineKind | None = None
     data = root / "synthetic"
     runs = runs_folder(data / "runs", engine)
     runs.mkdir(parents=True)
-    settings = {
-        "version": 7,
-        "runs": {"units": ["extract_quantity"], "seed": 1, "ocr_share": 0.0,
-                 "noise": [0.1, 0.2], "crf_folds": 2, "chunk": 4, "threads": 1},
-        "split": {"seed": 7, "validation_share": 0.3},
-        "training": {"epochs": 30, "patience": 10, "hidden": [8], "members": 1},
-        "threshold": {"folds": 2, "seed": 3, "step": 0.25},
-    }  # fmt: skip
+    settings = small_settings(version=7, chunk=4, epochs=30, patience=10)
     (data / "config.yaml").write_text(yaml.safe_dump(settings), encoding="utf-8")
     config = load_config(data / "config.yaml")
     rng = random.Random(5)

@@ -35,6 +35,7 @@ from aau.fitting.runs import (
     runs_folder,
 )
 from tests.conftest import UNITS_DIR
+from tests.fitting.conftest import small_settings
 from tests.fitting.test_calibrate import SHIPPED_DATA, calibrate, synthetic_data
 
 SERVER = {"base_urls": ["http://127.0.0.1:9"], "served_model": "smollm2"}
@@ -318,17 +319,10 @@ def small_units(root: Path, texts: int = 40) -> Path:
     return units
 
 
-def small_settings(root: Path) -> Path:
+def small_data_folder(root: Path) -> Path:
     data = root / "data"
     data.mkdir()
-    settings = {
-        "version": 3,
-        "runs": {"units": ["extract_quantity"], "seed": 1, "ocr_share": 0.0,
-                 "noise": [0.1, 0.2], "crf_folds": 2, "chunk": 8, "threads": 1},
-        "split": {"seed": 7, "validation_share": 0.3},
-        "training": {"epochs": 20, "patience": 5, "hidden": [8], "members": 1},
-        "threshold": {"folds": 2, "seed": 3, "step": 0.25},
-    }  # fmt: skip
+    settings = small_settings(version=3, chunk=8, epochs=20, patience=5)
     (data / "config.yaml").write_text(yaml.safe_dump(settings), encoding="utf-8")
     return data
 
@@ -337,7 +331,7 @@ def small_settings(root: Path) -> Path:
 def test_runs_made_with_another_engine_are_cached_apart_with_its_identity(
     tmp_path: Path, server_double: type[ServerEngineDouble], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    units, data = small_units(tmp_path), small_settings(tmp_path)
+    units, data = small_units(tmp_path), small_data_folder(tmp_path)
     engine = EngineConfig(backend="server_double", remote={"base_urls": ["http://double"]})
     lines: list[str] = []
     calibrate_fn(data, units=units, engine=engine, print_fn=lines.append)
