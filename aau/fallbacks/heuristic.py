@@ -1,9 +1,11 @@
-"""The heuristic path: declared regex patterns, normalizers and a context ranking.
+"""The heuristic path: the values layer's finders, declared regex patterns and a context ranking.
 
-It needs no model and no training, so it is the path that always answers: every match of every
-pattern becomes a candidate, candidates near a context keyword (``total``, ``due``) rank higher,
-and the best one is normalized into the unit's schema. When nothing matches, the answer is the
-all-null object with a low confidence ("no value present" is a valid answer).
+It needs no model and no training, so it is the path that always answers: every value a finder
+reads (``find: money`` — any currency in any locale's writing; ``date``; ``quantity``;
+``number``, from ``aau.values``) and every match of every pattern becomes a candidate,
+candidates near a context keyword (``total``, ``due``) rank higher, and the best one fills the
+unit's schema. When nothing matches, the answer is the all-null object with a low confidence
+("no value present" is a valid answer).
 
 Patterns are Python regexes with Python's meaning, matched in linear time by RE2
 (``aau.fallbacks.patterns``), so a unit file cannot hang a run with a backtracking pattern; the
@@ -24,6 +26,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from aau import values
 from aau.answers import PathAnswer, PathContext
 from aau.errors import SpecError
 from aau.fallbacks.fields import (
@@ -44,9 +47,26 @@ from aau.limits import LIMITS
 from aau.spec.loader import LineMap, line_of, read_yaml_file
 from aau.spec.model import FallbackSpec, Issue, UnitSpec
 
-__all__ = ["FieldMapping", "HeuristicFallback", "HeuristicPath", "HeuristicPattern"]
+__all__ = [
+    "FINDER_GROUPS",
+    "FieldMapping",
+    "HeuristicFallback",
+    "HeuristicFinder",
+    "HeuristicPath",
+    "HeuristicPattern",
+]
 
 _CONTEXT_BONUS = 0.25
+
+FINDER_GROUPS: dict[str, tuple[str, ...]] = {
+    "money": ("amount", "currency", "money"),
+    "date": ("date",),
+    "quantity": ("value", "unit", "quantity"),
+    "number": ("number",),
+}
+"""The groups each finder fills, as a pattern's named groups would: ``money`` fills ``amount``
+(a number), ``currency`` (an ISO code, or the marker as written when nothing settles it) and
+``money`` (the text as written)."""
 
 
 class _Strict(BaseModel):
@@ -75,11 +95,28 @@ class HeuristicPattern(_Strict):
     """How much a match of this pattern is trusted, before context."""
 
 
+class HeuristicFinder(_Strict):
+    """One of the values layer's finders (``aau.values``) as a source of candidates."""
+
+    find: Literal["money", "date", "quantity", "number"]
+    """What it finds: ``money`` (amounts with a currency marker, every ISO-4217 currency in
+    every CLDR locale's writing), ``date`` (full dates in any locale's writing, read with the
+    unit's ``locale.date_order``), ``quantity`` (a number and a unit of a pint registry, as a
+    canonical symbol), ``number``. Its groups are ``FINDER_GROUPS[find]``; a field mapped to
+    one takes the finder's value, a text value passed through the field's normalizer (a
+    unit's table maps it)."""
+    strength: float = Field(0.85, ge=0, le=1)
+    """How much a value it finds is trusted, before context."""
+
+
 class HeuristicFallback(FallbackSpec):
-    """Patterns, normalizers and a ranking: the last-resort path, no model needed."""
+    """Finders, patterns, normalizers and a ranking: the last-resort path, no model needed."""
 
     kind: Literal["heuristic"]
-    patterns: list[HeuristicPattern] = Field(min_length=1)
+    finders: list[HeuristicFinder] = []
+    """The values layer's finders; their values are candidates like the patterns' matches."""
+    patterns: list[HeuristicPattern] = []
+    """Regexes for what no finder reads (a path needs at least one finder or pattern)."""
     fields: dict[str, FieldMapping]
     """Output field -> how a match fills it. Unmapped fields are null."""
     keywords: list[str] | dict[str, float] = []
@@ -100,7 +137,9 @@ class HeuristicFallback(FallbackSpec):
         The fields' checks are every kind's (``aau.fallbacks.fields``), an enum value a
         field's normalizer can never produce among them.
         """
-        groups: set[str] = set()
+        if not self.patterns and not self.finders:
+            yield ("patterns",), "a heuristic path needs at least one finder or pattern", "S044"
+        groups: set[str] = {g for f in self.finders for g in FINDER_GROUPS[f.find]}
         all_compiled = True
         for p_index, pattern in enumerate(self.patterns):
             try:
@@ -186,6 +225,13 @@ class _Candidate:
         return self.strength + self.context
 
 
+@dataclass(frozen=True, slots=True)
+class _Found:
+    start: int
+    end: int
+    groups: dict[str, Any]
+
+
 class HeuristicPath:
     """Live heuristic path of one unit (patterns compiled once)."""
 
@@ -204,6 +250,54 @@ class HeuristicPath:
         )
         self._keywords = _keyword_set(tuple(weights))
         self._bonuses = list(weights.values())
+        self._date_order = unit.locale.date_order
+
+    def _found(self, finder: HeuristicFinder, text: str) -> Iterator[_Found]:
+        """What one finder reads in ``text``: a span and its groups' values."""
+        if finder.find == "money":
+            for money in values.find_money(text):
+                groups = {"amount": money.amount, "currency": money.currency, "money": money.text}
+                yield _Found(money.start, money.end, groups)
+        elif finder.find == "date":
+            for date in values.find_dates(text, order=self._date_order):
+                yield _Found(date.start, date.end, {"date": date.value})
+        elif finder.find == "quantity":
+            for quantity in values.find_quantities(text):
+                groups = {"value": quantity.value, "unit": quantity.unit, "quantity": quantity.text}
+                yield _Found(quantity.start, quantity.end, groups)
+        else:
+            for number in values.find_numbers(text):
+                yield _Found(number.start, number.end, {"number": number.value})
+
+    def _context(self, text: str, keyword_bytes: bytes | None, start: int) -> float:
+        """The bonus of the strongest keyword in the window before ``start``."""
+        if not self._bonuses:
+            return 0.0
+        lo, hi = max(0, start - self.spec.window), start
+        window = keyword_bytes[lo:hi] if keyword_bytes is not None else None
+        hits = self._keywords.found(text[lo:hi], window)
+        return max((self._bonuses[i] for i in hits), default=0.0)
+
+    def _finder_candidates(self, text: str, keyword_bytes: bytes | None) -> list[_Candidate]:
+        found = []
+        for finder in self.spec.finders:
+            for hit in self._found(finder, text):
+                output: dict[str, Any] = dict.fromkeys(self.fields)
+                spans: dict[str, tuple[int, int]] = {}
+                for field, mapping in self.spec.fields.items():
+                    raw = hit.groups.get(mapping.group) if mapping.group else None
+                    if raw is None:
+                        output[field] = mapping.value
+                        continue
+                    # A finder's value is read already; text still meets the field's
+                    # normalizer, so a unit's table maps it ("h" -> "hours").
+                    output[field] = self._normalizers[field](raw) if isinstance(raw, str) else raw
+                    if output[field] is not None:
+                        spans[field] = (hit.start, hit.end)
+                if spans:
+                    context = self._context(text, keyword_bytes, hit.start)
+                    found.append(_Candidate(output, spans, finder.strength, context, hit.start))
+        return found
 
     def _candidates(self, text: str) -> list[_Candidate]:
         """Every normalizable match of every pattern, with its context bonus.
@@ -211,8 +305,8 @@ class HeuristicPath:
         Raises:
             PatternTimeout: a pattern that needs backtracking ran past its time limit.
         """
-        found = []
         keyword_bytes = self._keywords.encode(text) if self._bonuses else None
+        found = self._finder_candidates(text, keyword_bytes)
         for pattern, strength in self._patterns:
             for match in pattern.finditer(text):
                 output: dict[str, Any] = dict.fromkeys(self.fields)
@@ -227,10 +321,7 @@ class HeuristicPath:
                         spans[field] = match.span(mapping.group)
                 if not spans:  # nothing normalizable came from the text itself
                     continue
-                lo, hi = max(0, match.start() - self.spec.window), match.start()
-                window = keyword_bytes[lo:hi] if keyword_bytes is not None else None
-                hits = self._keywords.found(text[lo:hi], window) if self._bonuses else ()
-                context = max((self._bonuses[i] for i in hits), default=0.0)
+                context = self._context(text, keyword_bytes, match.start())
                 found.append(_Candidate(output, spans, strength, context, match.start()))
         return found
 

@@ -1,9 +1,11 @@
 """Named normalizers: turn a matched piece of text into the value a unit's schema wants.
 
-Amounts use price-parser (locale group and decimal separators), dates use dateparser (many
-written forms and languages, to ISO ``YYYY-MM-DD``), currency markers map to ISO-4217 codes
-with babel's code list. Each normalizer returns ``None`` when the text cannot be normalized, so
-the calling path can skip the candidate instead of emitting a wrong value.
+Every built-in reads through the values layer (``aau.values``): amounts and numbers in every
+CLDR locale's separators, digits, scale and number words; currency markers to ISO-4217 codes
+from every locale's symbols and names; dates from every locale's month names and patterns to
+ISO ``YYYY-MM-DD``; units to the canonical symbols of a pint registry. Each normalizer returns
+``None`` when the text cannot be normalized, so the calling path can skip the candidate instead
+of emitting a wrong value.
 
 A unit adds its own normalizers two ways: a table in its YAML (``normalizers:``, words and the
 values they stand for; compiled here into a ``TableNormalizer``) and a Python function declared
@@ -15,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -23,6 +24,7 @@ from functools import cache
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from aau import values
 from aau.grammars import AmbiguousValue, GrammarNotFound, InvalidValue, load_grammar
 from aau.registry import Registry
 
@@ -39,91 +41,61 @@ __all__ = [
     "table_normalizer",
 ]
 
-# Symbols that name one currency in practice. "$" alone is read as USD and "¥" as JPY: the
-# common reading in the documents units see; a unit that needs otherwise maps it in its prompt.
-_SYMBOLS = {
-    "$": "USD", "us$": "USD", "usd": "USD", "€": "EUR", "eur": "EUR", "euro": "EUR",
-    "euros": "EUR", "£": "GBP", "gbp": "GBP", "¥": "JPY", "yen": "JPY", "円": "JPY",
-    "元": "CNY", "rmb": "CNY", "₹": "INR", "rs": "INR", "rs.": "INR", "₩": "KRW", "₽": "RUB",
-    "₺": "TRY", "₪": "ILS", "₫": "VND", "₴": "UAH", "₦": "NGN", "₱": "PHP", "fr.": "CHF",
-    "chf": "CHF", "c$": "CAD", "ca$": "CAD", "a$": "AUD", "au$": "AUD", "hk$": "HKD",
-    "s$": "SGD", "r$": "BRL", "kr": "SEK", "zł": "PLN", "dollar": "USD", "dollars": "USD",
-    "pound": "GBP", "pounds": "GBP",
-}  # fmt: skip
-
-
-@cache
-def _iso_codes() -> frozenset[str]:
-    from babel.numbers import list_currencies
-
-    return frozenset(list_currencies())
-
 
 def currency_markers(code: str) -> list[str]:
     """Symbols and words that stand for the ISO code ``code`` (``EUR`` -> ``€``, ``euro``…)."""
-    return [marker for marker, iso in _SYMBOLS.items() if iso == code and marker != code.lower()]
+    return [marker for marker in values.currency_renderings(code) if marker != code]
 
 
 def normalize_currency(text: str) -> str | None:
-    """ISO-4217 code for a currency marker; the marker as written when none is known."""
-    marker = text.strip()
-    if not marker:
+    """ISO-4217 code for a currency marker (``Kč`` -> CZK, ``R$`` -> BRL, ``$`` -> USD).
+
+    A marker that stands for several currencies and that nothing settles (``kr``, "franc")
+    is kept as written; text that is no currency marker at all is None.
+    """
+    marker = " ".join(text.split()).strip(" .,;:()")
+    if not marker or len(marker) > values.MAX_SPAN:
         return None
-    if marker.upper() in _iso_codes():
-        return marker.upper()
-    return _SYMBOLS.get(marker.lower(), marker)
+    code = values.read_currency(marker)
+    if code is not None:
+        return code
+    if values.currency_codes(marker):
+        return marker
+    money = values.read_money(marker)  # a tagger's span may hold the amount too: "EUR 5"
+    return money.currency if money is not None else None
 
 
 def normalize_amount(text: str) -> float | None:
-    """A number written with any common group/decimal separators: ``1.250,00`` -> 1250.0."""
-    from price_parser import Price
+    """An amount in any locale's writing: ``1.250,00``, ``1 250,50``, ``75 million`` -> float.
 
-    amount = Price.fromstring(text.strip()).amount_float
-    return None if amount is None else float(amount)
-
-
-_INT = re.compile(r"^[+-]?\d+$")
+    A span that also holds its currency marker ("EUR 1.250,00") reads as its amount.
+    """
+    number = values.read_number(text)
+    if number is None:
+        money = values.read_money(text)
+        number = money.amount if money is not None else None
+    return None if number is None else float(number)
 
 
 def normalize_number(text: str) -> float | int | None:
-    """Like ``amount``, but keeps integers as ``int``."""
-    cleaned = re.sub(r"[\s'’_]", "", text.strip())
-    if _INT.match(cleaned):
-        return int(cleaned)
-    return normalize_amount(text)
+    """Like ``amount``, but keeps integers as ``int`` (number words too: "twelve" -> 12)."""
+    return values.read_number(text)
 
 
 def normalize_date(text: str, *, order: str = "DMY") -> str | None:
-    """ISO ``YYYY-MM-DD`` for a written date; ``order`` settles ``03/04/2024``."""
-    import dateparser
-
-    parsed = dateparser.parse(
-        text.strip(),
-        settings={"DATE_ORDER": order, "REQUIRE_PARTS": ["day", "month", "year"],
-                  "PREFER_DATES_FROM": "past"},
-    )  # fmt: skip
-    return parsed.date().isoformat() if parsed else None
-
-
-_UNITS = {
-    "pcs": "pieces", "pc": "pieces", "piece": "pieces", "units": "units", "unit": "units",
-    "kgs": "kg", "kilogram": "kg", "kilograms": "kg", "kilo": "kg", "kilos": "kg",
-    "g": "g", "gram": "g", "grams": "g", "t": "t", "tonne": "t", "tonnes": "t", "tons": "t",
-    "ton": "t", "lb": "lb", "lbs": "lb", "pound": "lb", "pounds": "lb", "l": "l",
-    "liter": "l", "liters": "l", "litre": "l", "litres": "l", "ml": "ml", "m": "m",
-    "meter": "m", "meters": "m", "metre": "m", "metres": "m", "km": "km", "cm": "cm",
-    "mm": "mm", "box": "boxes", "boxes": "boxes", "pallet": "pallets", "pallets": "pallets",
-    "hour": "hours", "hours": "hours", "hrs": "hours", "h": "hours", "day": "days",
-    "days": "days", "kwh": "kWh", "mwh": "MWh", "sqm": "m2", "m²": "m2", "m2": "m2",
-}  # fmt: skip
+    """ISO ``YYYY-MM-DD`` for a date written in any CLDR locale; ``order`` settles 03/04/2024."""
+    return values.read_date(text, order=order)
 
 
 def normalize_unit(text: str) -> str | None:
-    """A canonical unit name (``kgs`` -> ``kg``, ``boxes`` stays); unknown units as written."""
-    unit = text.strip().rstrip(".")
-    if not unit:
+    """The canonical unit symbol (``kgs`` -> ``kg``, ``boxes`` -> ``box``, ``Stunden`` -> ``h``).
+
+    Units no registry knows ("chairs") are kept as written, in lower case.
+    """
+    unit = " ".join(text.split()).strip(" .,;:()")
+    if not unit or len(unit) > values.MAX_SPAN:
         return None
-    return _UNITS.get(unit.lower(), unit.lower())
+    return values.read_unit(unit) or unit.lower()
 
 
 def normalize_text(text: str) -> str | None:

@@ -2,31 +2,94 @@
 
 A small model given few-shot examples often copies an example's value when the document has
 none; a schema cannot catch that, the text can. Each non-null scalar field is aligned back to
-the text (numbers and dates in any common writing, see ``aau.ingest.alignment``); an ISO
-currency code also counts as found when a symbol or word for it is in the text (``€`` for EUR).
-The spans found become the answer's grounding offsets.
+the text: first as written or in a common writing (``aau.ingest.alignment``), then through the
+values layer, where any rendering of the value counts (``aau.values``): "three" for 3,
+"12 500" for 12500, "75 million" for 75000000, "Kč" or "korun" for CZK, "14. März 2024" for
+2024-03-14, "Stunden" for h. The spans found become the answer's grounding offsets.
 """
 
 from __future__ import annotations
 
+import math
+import re
+from collections.abc import Iterator
 from typing import Any
 
+from aau import values
 from aau.errors import UngroundedOutput
-from aau.fallbacks.normalize import currency_markers
 from aau.ingest.alignment import align_value
 
 __all__ = ["ground_output"]
 
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_ISO_CODE = re.compile(r"^[A-Z]{3}$")
+
+
+def _nearest(spans: Iterator[tuple[int, int]], near: int | None) -> tuple[int, int] | None:
+    """The first span, or the one starting nearest ``near``."""
+    found = list(spans)
+    if not found:
+        return None
+    if near is None:
+        return min(found)
+    return min(found, key=lambda span: (abs(span[0] - near), span[0]))
+
+
+def _number_spans(text: str, value: float) -> Iterator[tuple[int, int]]:
+    for number in values.find_numbers(text):
+        if math.isclose(float(number.value), value, rel_tol=1e-9, abs_tol=1e-12):
+            yield number.start, number.end
+
+
+def _bounded(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` is not the inside of a longer Latin word or number."""
+    before = text[start - 1] if start > 0 else " "
+    after = text[end] if end < len(text) else " "
+    first, last = text[start], text[end - 1]
+    return not (
+        (first.isascii() and first.isalnum() and before.isascii() and before.isalnum())
+        or (last.isascii() and last.isalnum() and after.isascii() and after.isalnum())
+    )
+
+
+def _marker_spans(text: str, code: str) -> Iterator[tuple[int, int]]:
+    """Where a symbol, code or name of the currency ``code`` is written ("Kč", "euros")."""
+    folded = text.casefold()
+    for marker in values.currency_renderings(code):
+        needle = marker.casefold() if len(marker) > 1 else marker
+        haystack = folded if len(marker) > 1 else text
+        position = haystack.find(needle)
+        while position >= 0:
+            end = position + len(needle)
+            if _bounded(text, position, end):
+                yield position, end
+            position = haystack.find(needle, position + 1)
+
+
+def _rendered(text: str, value: Any, near: int | None) -> tuple[int, int] | None:
+    """Where the values layer reads ``value`` in ``text``, or None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        if not math.isfinite(value):
+            return None
+        return _nearest(_number_spans(text, float(value)), near)
+    if not isinstance(value, str) or not value.strip():
+        return None
+    if _ISO_DATE.match(value):
+        dates = values.find_dates(text)
+        return _nearest(((d.start, d.end) for d in dates if d.value == value), near)
+    if _ISO_CODE.match(value) and values.currency_codes(value):
+        return _nearest(_marker_spans(text, value), near)
+    if value in values.CANONICAL_UNITS:
+        quantities = values.find_quantities(text)
+        return _nearest(((q.start, q.end) for q in quantities if q.unit == value), near)
+    return None
+
 
 def _find(text: str, value: Any, near: int | None) -> tuple[int, int] | None:
     span = align_value(text, value, start_hint=near)
-    if span is not None or not isinstance(value, str):
-        return span
-    for marker in currency_markers(value):
-        span = align_value(text, marker, start_hint=near)
-        if span is not None:
-            return span
-    return None
+    return span if span is not None else _rendered(text, value, near)
 
 
 def ground_output(

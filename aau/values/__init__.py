@@ -4,7 +4,8 @@ Low in the package (it imports no other ``aau`` layer), so normalizers, groundin
 training-data generator and the calibrator can all share one reading of the world's formats:
 
 - numbers: ``read_number``, ``read_range``, ``find_numbers``, ``renderings``;
-- money: ``read_money``, ``read_currency``, ``currency_codes``, ``currency_renderings``;
+- money: ``read_money``, ``find_money``, ``read_currency``, ``currency_codes``,
+  ``currency_renderings``;
 - dates: ``read_date``, ``find_dates``;
 - quantities: ``read_quantity``, ``read_quantity_range``, ``read_unit``, ``find_quantities``;
 - ``same_value`` compares two values of one kind.
@@ -20,8 +21,10 @@ from aau.values.compare import Kind, same_value
 from aau.values.dates import DateSpan, find_dates, read_date
 from aau.values.money import (
     Money,
+    MoneySpan,
     currency_codes,
     currency_renderings,
+    find_money,
     read_currency,
     read_money,
 )
@@ -51,6 +54,7 @@ __all__ = [
     "DateSpan",
     "Kind",
     "Money",
+    "MoneySpan",
     "Number",
     "NumberSpan",
     "Quantity",
@@ -59,6 +63,7 @@ __all__ = [
     "currency_codes",
     "currency_renderings",
     "find_dates",
+    "find_money",
     "find_numbers",
     "find_quantities",
     "read_currency",

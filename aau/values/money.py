@@ -25,6 +25,7 @@ order:
 
 from __future__ import annotations
 
+import bisect
 import re
 import unicodedata
 from collections import defaultdict
@@ -35,7 +36,15 @@ from typing import NamedTuple
 from aau.values import _cldr, numbers
 from aau.values._text import MAX_SPAN, key
 
-__all__ = ["Money", "currency_codes", "currency_renderings", "read_currency", "read_money"]
+__all__ = [
+    "Money",
+    "MoneySpan",
+    "currency_codes",
+    "currency_renderings",
+    "find_money",
+    "read_currency",
+    "read_money",
+]
 
 
 class Money(NamedTuple):
@@ -431,11 +440,32 @@ def _find_marker(text: str, *, prefix: bool) -> tuple[str, int] | None:
             and piece[0].isascii()
         ):
             continue
-        if currency_codes(piece):
+        if currency_codes(piece) and _written_as_marker(piece):
             return piece, offset + size if prefix else size
     return None
 
 
+_LOWERCASE_CODES = frozenset({"usd", "eur", "gbp", "jpy", "chf", "cad", "aud", "nzd", "cny",
+                              "rmb", "hkd", "sgd", "inr", "rub", "sek", "nok", "dkk", "pln",
+                              "czk", "huf", "try", "brl", "mxn", "krw", "zar"})  # fmt: skip
+
+
+def _written_as_marker(piece: str) -> bool:
+    """Whether ``piece`` is written as a currency marker, not as a common word that is one.
+
+    ISO codes are written in capitals; in lower case only the most traded ones are ("usd"),
+    so "che" (CHE) or "all" (ALL) in running text are words. A lone lower-case Latin letter
+    ("e", "r") is a word too.
+    """
+    if len(piece) == 1 and piece.isascii() and piece.isalpha():
+        return piece.isupper()
+    if len(piece) == 3 and piece.isascii() and piece.isalpha() and not piece.isupper():
+        codes = currency_codes(piece)
+        return not (codes == {piece.upper()}) or piece.casefold() in _LOWERCASE_CODES
+    return True
+
+
+_SIGNS = frozenset({"-", "+", "~", "≈", "ca.", "c."})
 _GENERIC_TAILS = ("ドル", "dollar", "dollars", "元", "$", "ポンド", "フラン", "ペソ", "ルピー")
 
 
@@ -448,9 +478,14 @@ def _qualified_marker(text: str) -> tuple[str, str, int] | None:
     for size in range(min(len(stripped), 24), 1, -1):
         piece = stripped[:size]
         for generic in _GENERIC_TAILS:
-            if piece.casefold().endswith(generic) and len(piece) > len(generic):
+            qualifier = piece[: -len(generic)]
+            if (
+                piece.casefold().endswith(generic)
+                and qualifier.strip()
+                and not any(c.isdigit() for c in qualifier)
+            ):
                 offset = len(text) - len(text.lstrip())
-                return generic, piece[: -len(generic)], offset + size
+                return generic, qualifier, offset + size
     return None
 
 
@@ -567,15 +602,19 @@ def _around(
     qualifier = ""
     rest = ""
     right = _after_connector(after)
-    found = _find_marker(right, prefix=True)
+    # "1978, a hk $ 10": a comma ends the amount; a marker after it is another amount's.
+    separated = after.lstrip()[:1] in {",", ";"}
+    found = None if separated else _find_marker(right, prefix=True)
     if found is not None:
         marker, length = found
         rest = right[length:]
-    else:
+    elif not separated:
         qualified = _qualified_marker(right)
         if qualified is not None:
             marker, qualifier, length = qualified
             rest = right[length:]
+    if marker is not None and before.strip() and before.strip() not in _SIGNS:
+        return None  # words before the amount: not one written amount
     if marker is None:
         found = _find_marker(before, prefix=False)
         if found is None:
@@ -641,3 +680,101 @@ def _in_words(text: str, locale: str | None, context: str) -> Money | None:
             code = _resolve(piece, "", locale, context)
             return Money(numbers._number(value), code)  # noqa: SLF001
     return None
+
+
+# -- finding -------------------------------------------------------------------------------------
+
+
+class MoneySpan(NamedTuple):
+    """An amount of money found in a text: ``text[start:end]`` reads as ``amount`` ``currency``."""
+
+    start: int
+    end: int
+    text: str
+    amount: numbers.Number
+    currency: str | None
+
+
+_MAX_FOUND = 200
+"""Money mentions ``find_money`` reports at most; a text listing more is a table, not prose."""
+_TOKENS_BEFORE = 3  # "c $ 16.4": a marker is at most a few words before its number
+_TOKENS_AFTER = 8  # "16,4 milioni di dollari australiani", "545パナマ・バルボア"
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f"
+_TOKEN = re.compile(f"[{_CJK}]|[^\\s{_CJK}]+")
+"""Words, and each kana or ideograph apart: Chinese and Japanese write no spaces."""
+
+
+def find_money(text: str, *, locale: str | None = None) -> list[MoneySpan]:
+    """Every amount written with a currency marker in ``text``, with its span, left to right.
+
+    Each number of the text (digits, CJK numerals, number words) is read with the longest run
+    of words around it that ``read_money`` reads as one amount ("c $ 16.4 million", "1 250,50
+    Kč", "tredici euro e quarantacinque cent"); a number without a marker next to it is not
+    money. Ambiguous markers are resolved by the words around the amount, then ``locale``
+    (``read_currency``). At most ``MAX_TEXT`` characters are scanned.
+    """
+    if not isinstance(text, str) or not text.strip():
+        return []
+    text = text[: numbers.MAX_TEXT]
+    tokens = [(m.start(), m.end()) for m in _TOKEN.finditer(text)]
+    starts = [start for start, _ in tokens]
+    found: list[MoneySpan] = []
+    covered = 0
+    for number in numbers.find_numbers(text, locale=locale):
+        if number.start < covered:
+            continue
+        if len(found) >= _MAX_FOUND:
+            break
+        first = _token_at(starts, number.start)
+        last = _token_at(starts, max(number.start, number.end - 1))
+        best = _widest_reading(text, tokens, first, last, covered, locale)
+        if best is not None:
+            found.append(best)
+            covered = best.end
+    return found
+
+
+def _token_at(starts: list[int], position: int) -> int:
+    """Index of the whitespace-separated token holding ``position``."""
+    return max(0, bisect.bisect_right(starts, position) - 1)
+
+
+def _widest_reading(
+    text: str,
+    tokens: list[tuple[int, int]],
+    first: int,
+    last: int,
+    covered: int,
+    locale: str | None,
+) -> MoneySpan | None:
+    """The widest window of tokens around ``first..last`` that reads as one amount of money."""
+    context_start = tokens[max(0, first - 8)][0]
+    context_end = tokens[min(len(tokens) - 1, last + 8)][1]
+    context = text[context_start:context_end]
+    for before in range(_TOKENS_BEFORE, -1, -1):
+        low = first - before
+        if low < 0 or tokens[low][0] < covered:
+            continue
+        unresolved: MoneySpan | None = None
+        for after in range(_TOKENS_AFTER, -1, -1):
+            high = last + after
+            if high >= len(tokens):
+                continue
+            start, end = tokens[low][0], tokens[high][1]
+            if end - start > MAX_SPAN:
+                continue
+            window = text[start:end].rstrip(_CLOSING)
+            money = read_money(window, locale=locale, context=context)
+            if money is None:
+                continue
+            span = MoneySpan(start, start + len(window), window, money.amount, money.currency)
+            if money.currency is not None:
+                return span
+            # "250 milioni di fiorini olandesi di": a word too many leaves the marker unresolved
+            unresolved = unresolved or span
+        if unresolved is not None:
+            return unresolved
+    return None
+
+
+_CLOSING = ".,;:!?)]}\"'»」 "

@@ -524,7 +524,9 @@ def _from_pint(unit: str) -> str | None:
     name = str(parsed)
     if name in symbols:
         return symbols[name]
-    if parsed.dimensionless:
+    if parsed.dimensionless or " * " in expression:
+        # Words side by side make a product only as a named unit ("kilowatt hours" is kWh);
+        # otherwise the next word is no unit: "hours at" is not hours times atmospheres.
         return None
     return format(parsed, "~C").replace("**", "").replace("*", "·")
 
@@ -556,6 +558,8 @@ def _unit_after(text: str) -> tuple[str, int] | None:
         candidate = stripped[:end].rstrip(",;:")
         unit = read_unit(candidate)
         if unit is not None:
+            if candidate.endswith(".") and read_unit(candidate[:-1]) == unit:
+                candidate = candidate[:-1]  # the sentence's full stop, not an abbreviation's
             return unit, lead + len(candidate)
     return None
 

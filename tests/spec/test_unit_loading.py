@@ -554,8 +554,8 @@ def test_loading_heuristic_without_patterns_is_refused(tmp_path: Path) -> None:
     text = yaml.safe_dump(data, sort_keys=False)
     error = load_error(tmp_path, text)
 
-    assert error.field == "fallbacks[0].patterns"
-    assert "at least 1 item" in error.message
+    assert (error.field, error.spec_code) == ("fallbacks[0].patterns", "S044")
+    assert error.message == "a heuristic path needs at least one finder or pattern"
 
 
 # -- flows ----------------------------------------------------------------------------------------

@@ -6,7 +6,9 @@ import time
 
 import pytest
 
+from aau import values
 from aau.values import currency_codes, currency_renderings, read_currency, read_money
+from tests.conftest import value_within
 
 
 @pytest.mark.parametrize(
@@ -165,3 +167,39 @@ def test_lookups_are_fast_once_built() -> None:
         read_money("1 250,50 Kč")
         read_currency("$", context="Toronto")
     assert time.perf_counter() - started < 2.0
+
+
+# -- finding money in running text -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("the price of the second simulator ranges between c $ 16.4 million",
+         [("c $ 16.4 million", 16400000, "CAD")]),
+        ("Celkem k úhradě 1 250,50 Kč do pátku.", [("1 250,50 Kč", 1250.5, "CZK")]),
+        ("Preis: 49,90 € inkl. MwSt., Versand 4,90 €.",
+         [("49,90 €", 49.9, "EUR"), ("4,90 €", 4.9, "EUR")]),
+        ("これは 7万円です", [("7万円", 70000, "JPY")]),
+        ("一株あたり1.95香港ドル", [("1.95香港ドル", 1.95, "HKD")]),
+        ("Order 2024-117 for 12 boxes, phone +49 30 1234567.", []),
+        # a comma ends an amount: the marker after it belongs to the next one
+        ("scesa del 19 % rispetto al 1978, a hk $ 10,05 miliardi.",
+         [("hk $ 10,05 miliardi", 10050000000, "HKD")]),
+        # lower-case words that are also ISO codes are words ("che" is not CHE)
+        ("ha annunciato che 8 ministri hanno ricevuto cinque milioni di yen",
+         [("cinque milioni di yen", 5000000, "JPY")]),
+    ],
+)  # fmt: skip
+def test_find_money_reads_each_amount_with_its_marker(
+    text: str, expected: list[tuple[str, float, str]]
+) -> None:
+    found = values.find_money(text)
+    assert [(m.text, m.amount, m.currency) for m in found] == expected
+    for money in found:
+        assert text[money.start : money.end] == money.text
+
+
+@pytest.mark.parametrize("text", ["", " ", "\x00" * 50, "5" * 5000, "$" * 5000, "€ 5 " * 3000])
+def test_find_money_is_bounded_on_odd_input(text: str) -> None:
+    assert isinstance(value_within(5, lambda: values.find_money(text)), list)
