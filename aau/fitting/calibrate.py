@@ -267,11 +267,9 @@ def calibrate(
     # keeps cached runs that are current
     build_runs(config, runs, unit_folder, force=rebuild, engine=kind)
     began = time.perf_counter()
-    answers = labelled_answers(
-        load_runs(config, runs, unit_folder, engine=kind), unit_normalizers(unit_folder, names)
-    )
-    validation = split_texts([a.key for a in answers], seed=config["split"]["seed"],
-                             share=config["split"]["validation_share"])  # fmt: skip
+    records = load_runs(config, runs, unit_folder, engine=kind)
+    answers = labelled_answers(records, unit_normalizers(unit_folder, names))
+    validation = validation_keys(records, config["split"])
     train = [a for a in answers if a.key not in validation]
     held = [a for a in answers if a.key in validation]
     settings = TrainingSettings.from_mapping(config["training"])
@@ -313,6 +311,19 @@ def calibrate(
     if json:
         print_fn(jsonlib.dumps({k: figures[k] for k in HEADLINE}))
     return figures
+
+
+def validation_keys(records: Sequence[Mapping[str, Any]], split: Mapping[str, Any]) -> set[str]:
+    """The texts held out for validation: by text, and external texts by whole source group.
+
+    An external text (a record with a ``group``: its language and spec file) is held out with
+    every other text of its group, so the validation figures are on sources and languages the
+    calibrator never saw; the unit's own texts are held out one by one (a scan with its text).
+    """
+    group_of = {r["key"]: r.get("group") or r["key"] for r in records}
+    held = split_texts(sorted(set(group_of.values())), seed=split["seed"],
+                       share=split["validation_share"])  # fmt: skip
+    return {key for key, group in group_of.items() if group in held}
 
 
 def _shown(path: Path) -> str:

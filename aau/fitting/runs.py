@@ -10,6 +10,13 @@ Spanish texts. OCR noise is added here: a seeded share of the texts is rendered 
 ``aau.ingest.samples``, degraded at a seeded noise level and read back by tesseract, and those
 scans are run as texts of their own, judged against the gold output of the clean text.
 
+The project's own texts are all the calibrator would know of the world, and they are easy: a
+calibrator fitted on them alone says 0.99 on text unlike them. ``runs: external`` names labelled
+texts nobody here wrote (the dev part of ``benchmarks/external``, one JSON object per line with
+``unit``, ``kind``, ``text``, ``expected``, ``language`` and ``source``); their texts with one
+value or none run like the unit's own, with the expected output as gold, and each record keeps
+its source group (language and spec file), so that the validation split holds out whole groups.
+
 Every path runs on every text, not only until one is accepted, so each path's signals are known
 everywhere: the model through the engine directly (the unit's prompt, bounded schema and token
 budget, as the run driver sends them), the CRF and heuristic paths through their ``extract``.
@@ -83,6 +90,8 @@ __all__ = [
     "abuild_runs",
     "build_runs",
     "engine_kind",
+    "external_cases",
+    "external_path",
     "is_correct",
     "is_current",
     "load_config",
@@ -116,7 +125,37 @@ def load_config(path: Path) -> dict[str, Any]:
     """
     import yaml
 
-    return yaml.safe_load(path.read_text(encoding="utf-8"))
+    config = yaml.safe_load(path.read_text(encoding="utf-8"))
+    # Where relative paths of the settings (``runs: external``) start; not a setting itself,
+    # so it stays out of the runs' fingerprint and a clone elsewhere keeps its runs.
+    config["folder"] = path.parent
+    return config
+
+
+def external_path(config: Mapping[str, Any]) -> Path | None:
+    """The external labelled texts the runs also use (``runs: external``), or None."""
+    external = config["runs"].get("external")
+    if not external:
+        return None
+    return Path(config.get("folder", ".")) / external
+
+
+def external_cases(config: Mapping[str, Any], unit_name: str) -> list[dict[str, Any]]:
+    """The external labelled texts of ``unit_name`` whose expected output is one value or none.
+
+    A text with several acceptable answers has no one gold output, so it is left out.
+    """
+    path = external_path(config)
+    if path is None:
+        return []
+    cases = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        case = json.loads(line)
+        if case.get("unit") == unit_name and case.get("kind") in ("single", "none"):
+            cases.append(case)
+    return cases
 
 
 def load_unit(units: Path, name: str) -> UnitSpec:
@@ -229,7 +268,9 @@ class TextCase:
         gold: the gold output.
         fold: the CRF cross-fitting fold of the labelled text.
         noise: the scan's noise level (None for clean text).
-        cases: hard-case tags (``no_value``, ``other_language``, ``ocr``…).
+        cases: hard-case tags (``no_value``, ``other_language``, ``ocr``, ``external``…).
+        group: for an external text, its source group (``<language>|<spec file>``): the
+            validation split holds out whole groups; None for the unit's own texts.
     """
 
     key: str
@@ -240,6 +281,7 @@ class TextCase:
     fold: int
     noise: float | None
     cases: tuple[str, ...]
+    group: str | None = None
 
 
 def _same(value: Any, wanted: Any, normalizer: str | None) -> bool:
@@ -310,6 +352,15 @@ def text_cases(unit: UnitSpec, config: Mapping[str, Any]) -> list[TextCase]:
             if scanned is not None:
                 cases.append(TextCase(key, "ocr", scanned.text, scanned, gold, fold, level,
                                       (*tags, "ocr")))  # fmt: skip
+    for external in external_cases(config, unit.name):
+        key = _hash(unit.name, "external", external["id"])
+        tags = ["external", f"language:{external['language']}"]
+        if external["kind"] == "none":
+            tags.append("no_value")
+        group = f"{external['language']}|{external['source']}"
+        cases.append(TextCase(key, "clean", external["text"], Document.from_text(external["text"]),
+                              dict(external["expected"]), _fold(key, settings), None,
+                              tuple(tags), group))  # fmt: skip
     return cases
 
 
@@ -488,6 +539,7 @@ def _record(
         "cases": cases,
         "rows": rows,
         "errors": errors,
+        **({"group": case.group} if case.group is not None else {}),
     }
 
 
@@ -547,6 +599,9 @@ def runs_fingerprint(
     parts = [json.dumps(_declared(unit), sort_keys=True).encode(),
              crf.examples_path(unit).read_bytes(),
              json.dumps(config["runs"], sort_keys=True).encode()]  # fmt: skip
+    external = external_cases(config, unit.name)
+    if external:
+        parts.append(json.dumps(external, sort_keys=True).encode())
     if engine is not None and not engine.default:
         parts.append(json.dumps(engine.identity(), sort_keys=True).encode())
     return hashlib.sha256(b"\0".join(parts)).hexdigest()
