@@ -17,7 +17,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
+
+from aau import values
 
 __all__ = [
     "FEATURE_VERSION",
@@ -29,13 +31,18 @@ __all__ = [
     "tokenize",
 ]
 
-FEATURE_VERSION = 1
+FEATURE_VERSION = 2
 """Bump when ``tokenize`` or ``sentence_features`` change what they produce."""
 
 _SPACE_GROUPED = r"\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?:[.,]\d+)?(?!\d)"
 _NUMBER = r"\d+(?:[.,'’/:\-]\d+)*"
-_WORD = r"[^\W\d_]+(?:['’][^\W\d_]+)*"
-_TOKEN = re.compile(rf"(?P<num>{_SPACE_GROUPED}|{_NUMBER})|(?P<word>{_WORD})|(?P<other>[^\w\s]|_)")
+# Chinese and Japanese write no spaces: each kana or ideograph is a token of its own, so a
+# span can start and end inside "7万円です".
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f"
+_WORD = rf"(?:(?![{_CJK}])[^\W\d_])+(?:['’](?:(?![{_CJK}])[^\W\d_])+)*"
+_TOKEN = re.compile(
+    rf"(?P<num>{_SPACE_GROUPED}|{_NUMBER})|(?P<word>{_WORD}|[{_CJK}])|(?P<other>[^\w\s]|_)"
+)
 
 _CURRENCY_SYMBOLS = frozenset("$€£¥₹₩₽₺₪₫₴₦₱¢円元")
 _CURRENCY_WORDS = frozenset(
@@ -172,17 +179,36 @@ def _token_features(token: Token, config: FeatureConfig) -> dict[str, str | floa
             feats["cur_code"] = 1.0
         if stripped in _CURRENCY_WORDS:
             feats["cur_word"] = 1.0
-        if stripped in _month_names():
+        elif _is_currency_marker(word):
+            feats["cur_any"] = 1.0  # a marker in some CLDR locale: "Kč", "руб", "ドル"
+        if stripped in _month_names() or _is_month(stripped):
             feats["month"] = 1.0
         if stripped in _UNIT_WORDS:
             feats["unit"] = 1.0
+        elif _is_unit(stripped):
+            feats["unit_any"] = 1.0  # a unit of the values layer's registry: "Stunden", "°C"
     return feats
+
+
+@lru_cache(maxsize=1 << 16)
+def _is_currency_marker(word: str) -> bool:
+    return len(word) > 1 and bool(values.currency_codes(word)) or word in "$€£¥₹₩₽₺₪₫₴₦₱¢円元"
+
+
+@lru_cache(maxsize=1 << 16)
+def _is_month(word: str) -> bool:
+    return len(word) > 2 and any(c.isalpha() for c in word) and values.read_month(word) is not None
+
+
+@lru_cache(maxsize=1 << 16)
+def _is_unit(word: str) -> bool:
+    return len(word) > 1 and values.read_unit(word) is not None
 
 
 # Neighbours contribute only their most telling features; all of them would multiply the model
 # size by the window width for little gain.
-_NEIGHBOUR_KEYS = ("w", "sshape", "num", "has_sep", "cur_sym", "cur_code", "cur_word", "month",
-                   "unit", "year", "term")  # fmt: skip
+_NEIGHBOUR_KEYS = ("w", "sshape", "num", "has_sep", "cur_sym", "cur_code", "cur_word", "cur_any",
+                   "month", "unit", "unit_any", "year", "term")  # fmt: skip
 
 
 def sentence_features(

@@ -516,6 +516,8 @@ def _record(
         except json.JSONDecodeError:
             errors["primary"] = "invalid_output"
         else:
+            if isinstance(output, dict):  # as the run driver reads it, in the unit's forms
+                output = runner.model_output(output)
             answer = PathAnswer(output=output, confidence=primary_confidence(generation))
             rows.append(_row(case, runner, "primary", answer, generation, crf, embedder))
     for path in (crf_path, heuristic):

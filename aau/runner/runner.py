@@ -51,6 +51,7 @@ from aau.errors import (
     UngroundedOutput,
     ValidationFailed,
 )
+from aau.fallbacks.normalize import normalizer_for
 from aau.fsm.machine import FINAL_STATES, STATES, RunMachine
 from aau.limits import LIMITS
 from aau.prompts.render import Layout, render_messages
@@ -222,6 +223,10 @@ class UnitRunner:
         self.fallbacks: list[FallbackPath] = [f.build(spec) for f in spec.fallbacks]
         self.context = PathContext(unit_name=spec.name, output_schema=spec.output)
         self.normalizers = output_normalizers(spec) if calibrator is not None else {}
+        self._field_normalizers = {
+            name: normalizer_for(normalizer, spec)
+            for name, normalizer in output_normalizers(spec).items()
+        }
         # An engine that reports no token log-probabilities gives the calibrator nothing to read
         # in its generations, and one whose log-probabilities are of another kind than those the
         # calibrator was fitted on (raw or after the mask) would mislead it: the model path is
@@ -365,8 +370,29 @@ class UnitRunner:
             return ValidationFailed(f"{label}: model output is not JSON: {exc}")
         if not isinstance(output, dict):
             return ValidationFailed(f"{label}: model output is not a JSON object")
+        output = self.model_output(output)
         run.answer = PathAnswer(output=output, confidence=primary_confidence(result))
         return None
+
+    def model_output(self, output: dict[str, Any]) -> dict[str, Any]:
+        """The model's answer with each text value in the form the unit's fallbacks write it.
+
+        A model writes what it read ("Kč", "boxes"); the unit's schema wants what its field
+        normalizers make of it (CZK, box). A text value the normalizer reads as another text
+        is replaced; one it cannot read stays as written, for the checks that follow.
+        """
+        normalized = dict(output)
+        for name, value in output.items():
+            function = self._field_normalizers.get(name)
+            if function is None or not isinstance(value, str) or len(value) > 256:
+                continue
+            try:
+                read = function(value)
+            except Exception:  # noqa: BLE001  # a plug-in's failure leaves the value as written
+                continue
+            if isinstance(read, str) and read:
+                normalized[name] = read
+        return normalized
 
     def _validating(self, run: _Run) -> str:
         assert run.answer is not None

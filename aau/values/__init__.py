@@ -6,7 +6,7 @@ training-data generator and the calibrator can all share one reading of the worl
 - numbers: ``read_number``, ``read_range``, ``find_numbers``, ``renderings``;
 - money: ``read_money``, ``find_money``, ``read_currency``, ``currency_codes``,
   ``currency_renderings``;
-- dates: ``read_date``, ``find_dates``;
+- dates: ``read_date``, ``find_dates``, ``read_month``;
 - quantities: ``read_quantity``, ``read_quantity_range``, ``read_unit``, ``find_quantities``;
 - ``same_value`` compares two values of one kind.
 
@@ -18,7 +18,7 @@ or an English unit expression is unknown to the tables.
 
 from aau.values._text import MAX_SPAN, MAX_TEXT
 from aau.values.compare import Kind, same_value
-from aau.values.dates import DateSpan, find_dates, read_date
+from aau.values.dates import DateSpan, find_dates, read_date, read_month
 from aau.values.money import (
     Money,
     MoneySpan,
@@ -69,6 +69,7 @@ __all__ = [
     "read_currency",
     "read_date",
     "read_money",
+    "read_month",
     "read_number",
     "read_quantity",
     "read_quantity_range",

@@ -34,7 +34,7 @@ from typing import NamedTuple
 from aau.values import _cldr, _words
 from aau.values._text import MAX_SPAN, MAX_TEXT, fold, key, squash
 
-__all__ = ["DateSpan", "find_dates", "read_date"]
+__all__ = ["DateSpan", "find_dates", "read_date", "read_month"]
 
 
 class DateSpan(NamedTuple):
@@ -141,6 +141,16 @@ def _month_of(word: str, languages: Sequence[str] | None) -> int | None:
     counts = Counter({month: len(langs) for month, langs in candidates.items()})
     (best, best_count), *rest = counts.most_common()
     return best if not rest or rest[0][1] < best_count else None
+
+
+def read_month(word: str, languages: Sequence[str] | None = None) -> int | None:
+    """The month (1-12) a month name or abbreviation stands for in any CLDR locale, or None.
+
+    ``languages`` settle a name that several languages use for different months.
+    """
+    if not isinstance(word, str) or not word.strip() or len(word) > 64:
+        return None
+    return _month_of(word.strip(), languages)
 
 
 class _Token(NamedTuple):
