@@ -2,22 +2,57 @@
 
 Run ``python units/make_annotated.py`` from the repository root to (re)write
 ``units/<unit>.annotated.jsonl`` for ``extract_price``, ``extract_date`` and ``extract_quantity``;
-``--check`` only compares the files with what the generator produces and exits 1 on a difference.
-The output depends on nothing but ``SEED`` and this file: one ``random.Random(SEED + unit index)``
-drives every choice, so the files are byte-for-byte reproducible.
+``--check`` only compares the files with what the generator produces and exits 1 on a difference;
+``--stats`` prints how many candidate examples were dropped, and why. The output depends on
+nothing but ``SEED``, this file and what it renders and reads with: Babel's CLDR data and the
+readers of ``aau.values`` and ``aau.fallbacks.normalize`` (a change there that changes a reading
+changes the files, and ``--check`` says so). One ``random.Random(SEED + unit index)`` drives
+every choice, so the files are byte-for-byte reproducible.
 
-How the texts are made. Each unit has document templates written as real documents are:
-invoices, reminders, receipts, e-mails, contract clauses, quotes, order confirmations and table
-rows, in English with some German, French and Spanish. A template is a string with slots; a slot
-is filled with text (names, companies, items, cities) or with a value that is labelled. Values
-vary as documents do: amounts as ``1,250.00``, ``1.250,00``, ``1 250,00`` (also with no-break
-spaces), ``1'250.00``, ``1250.00`` or ``1,250``, with the currency as a code or a symbol before or
-after, or as a word (``EUR 5``, ``5 €``, ``$5``, ``5 dollars``), or stated once for the whole
-document ("All amounts in EUR"); dates as ``2024-03-14``, ``14.03.2024``, ``14/03/2024``,
-``March 14, 2024``, ``14 March 2024``, ``14th Mar 2024``, ``14. März 2024``, ``14 mars 2024``,
-``14 de marzo de 2024`` (numeric dates are always day first, as the unit reads them);
-quantities as integers, grouped thousands or decimals, with a unit word or symbol in the text's
-language, or none (``12 x chairs``).
+How the texts are made. Each unit draws from two families of templates. A template is a string
+with slots; a slot is filled with text (names, companies, items, reference numbers) or with a
+value that is labelled.
+
+- *Documents* (about a third): invoices, reminders, receipts, e-mails, contract clauses, quotes,
+  order confirmations and table rows in English, German, French and Spanish, with amounts as
+  ``1,250.00``, ``1.250,00``, ``1 250,00``, ``1'250.00``, ``1250.00``, currencies as code,
+  symbol or word before or after, dates as ``2024-03-14``, ``14.03.2024`` (numeric ones only
+  when unambiguous), ``March 14, 2024``, ``14 de marzo de 2024`` and the like, quantities of
+  goods, hours and energy.
+- *World* frames (the rest): short lines in 40 CLDR locales (English in US, UK, India,
+  Australia, Canada; German, French, Spanish, Italian, Portuguese, Dutch, Swedish, Danish,
+  Norwegian, Finnish, Polish, Czech, Russian, Ukrainian, Turkish, Chinese, Japanese, Korean,
+  Hindi, Arabic, Thai, Greek, Hebrew, Indonesian, Vietnamese, Romanian, Hungarian) with the cue
+  words of a small per-language phrase table ("total", "subtotal", "invoice", "date", "weight",
+  "temperature"...), bare values, and short English sentences around values in any locale's
+  format. Values are rendered by Babel:
+
+  - prices in 60 ISO-4217 currencies (the locale's own most often, then USD, EUR and the rest),
+    the amount with the locale's separators and grouping (Indian lakh grouping; native
+    Arabic-Indic, Devanagari and Thai digits in some texts) and the currency's minor digits, CLDR
+    compact scale words ("75 million", "1,2 Mio.", "3,5 млн", "7500万", "12 लाख"), number words
+    for small amounts in the languages the values layer reads them in; the marker as ISO code,
+    CLDR symbol (``R$``, ``zł``, ``₩``, ``￥``), CLDR display name in its plural form ("dollari
+    statunitensi", "złotego polskiego") or a usual local abbreviation ("руб.", "円", "TL",
+    "Rs."), before or after the amount as the locale's currency pattern puts it. A marker that
+    alone names several currencies ("$" for CAD, "¥" for CNY, "kr") is written as the code: its
+    gold would be a guess;
+  - dates in the locales' CLDR long, medium and full formats and month-name patterns, genitive
+    and abbreviated months included ("5 марта 2024 г.", "2024. márc. 5.", "5 thg 3, 2024"),
+    East Asian forms (``2024年3月14日``, ``2024년 3월 14일``) and ISO ``2024-03-14``; numeric
+    forms only where they are unambiguous (year first, or a day above 12), never two-digit years;
+  - quantities of physical units from ``aau.values.CANONICAL_UNITS`` (mass, length, area,
+    volume, temperature, speed, data sizes and rates, energy, power, frequency, pressure,
+    durations, electricity, light) written as symbols (``kg``, ``m²``, ``°C``, ``km/h``,
+    ``Mbit/s``) or as CLDR unit names in long, short and narrow length ("2,5 kilogramos",
+    "12 км/ч", "3.5 キログラム"), and counts of goods in local words ("Stück", "szt.", "шт.",
+    "adet", "個"); integers, grouped thousands, decimals, fractions (``½``, ``3 1/2``), negative
+    temperatures.
+
+Noise, seeded like everything else: no space between a number and its marker or unit, no-break
+and narrow no-break spaces, stray spaces around a decimal comma, OCR confusions (``l``/``1``,
+``O``/``0``, ``m``/``rn``...) in the cue words (never inside a labelled value), and upper- and
+lower-case variants of cue words, codes and unit names.
 
 Distractors surround the value: invoice, order and customer numbers, phone numbers, IBAN-like
 references, times, percentages, other dates (order dates, earlier letters), other amounts
@@ -25,13 +60,18 @@ references, times, percentages, other dates (order dates, earlier letters), othe
 should return is labelled: for ``extract_price`` the total or amount due (or the one price a
 text states); for ``extract_date`` the document's main date (invoice, due, signature, event or
 delivery date), not the earlier dates it refers to; for ``extract_quantity`` the ordered,
-delivered or billed quantity, not prices, dates, durations or pack counts. About 15% of the
+delivered, billed or measured quantity, not prices, dates or pack counts. About 15% of the
 texts state no value at all and have no spans.
 
 Gold outputs are derivable: a unit's answer is its field normalizers
-(``aau.fallbacks.normalize``) applied to the labelled spans. The generator asserts, for every
-example, that the normalized span equals the value it meant to write, and that every span starts
-and ends on a token boundary of the CRF tokenizer.
+(``aau.fallbacks.normalize``) applied to the labelled spans. For every labelled span the
+generator checks that both the ``aau.values`` reader (``read_number``, ``read_currency``,
+``read_date``, ``read_unit``) and the shipped normalizer read the value it meant to write, and
+that every span starts and ends on a token boundary of the CRF tokenizer; a candidate example
+that fails either is dropped and drawn again (``--stats`` counts them by reason: they are the
+values layer's gaps). Whole amounts and quantities are also read with ``read_money`` and
+``read_quantity``; a difference there is counted, not dropped, since the gold comes from the
+spans.
 """
 
 from __future__ import annotations
@@ -43,7 +83,10 @@ import math
 import random
 import re
 import sys
+from collections import Counter
 from collections.abc import Callable
+from decimal import Decimal
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -51,12 +94,26 @@ from typing import Any
 # package at the repository root.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from babel.dates import format_date  # noqa: E402
+from babel.numbers import (  # noqa: E402
+    format_compact_decimal,
+    format_currency,
+    format_decimal,
+    get_currency_name,
+    get_currency_precision,
+    get_decimal_symbol,
+    get_territory_currencies,
+)
+from babel.units import format_unit  # noqa: E402
+
+from aau import values  # noqa: E402
 from aau.fallbacks.crf_features import tokenize  # noqa: E402
 from aau.fallbacks.normalize import NORMALIZERS  # noqa: E402
 
 SEED = 20240314
-COUNT = 400
+COUNT = 600
 NO_VALUE_SHARE = 0.15
+DOCUMENT_SHARE = 0.35  # the rest of the texts are world frames
 UNITS = ("extract_price", "extract_date", "extract_quantity")
 HERE = Path(__file__).resolve().parent
 
@@ -93,6 +150,62 @@ CRF_BLOCKS: dict[str, dict[str, Any]] = {
 
 Part = str | tuple[str, str]  # plain text, or (text, label)
 Slot = str | list[Part]
+
+# -- checking what is written ----------------------------------------------------------------
+
+
+class Rejected(Exception):  # noqa: N818  # a control-flow signal, not an error
+    """A candidate example the generator drops: a labelled value does not read as meant."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+        self.detail = detail
+
+
+# What each field normalizer's value is read with in the values layer.
+_READERS: dict[str, Callable[[str], Any]] = {
+    "amount": values.read_number,
+    "number": values.read_number,
+    "currency": values.read_currency,
+    "date": values.read_date,
+    "unit": values.read_unit,
+}
+
+STATS: Counter[str] = Counter()
+"""Dropped candidates and reader differences by reason, for the last ``generate`` call."""
+SAMPLES: dict[str, list[str]] = {}
+
+
+def _same(got: Any, wanted: Any) -> bool:
+    if isinstance(wanted, int | float) and not isinstance(wanted, bool):
+        return isinstance(got, int | float) and math.isclose(got, wanted, rel_tol=1e-9)
+    return got == wanted
+
+
+def expect(kind: str, text: str, wanted: Any) -> None:
+    """Reject unless the values reader and the ``kind`` normalizer both read ``text`` as ``wanted``.
+
+    The values layer is asked first, so a reason names the layer the gap is in.
+    """
+    for source, reader in (("values", _READERS[kind]), ("normalizer", NORMALIZERS.get(kind))):
+        got = reader(text)
+        if not _same(got, wanted):
+            raise Rejected(f"{kind} ({source})", f"{text!r} -> {got!r}, meant {wanted!r}")
+
+
+def observe(reason: str, text: str, got: Any, wanted: Any) -> None:
+    """Count (not drop) a whole-value reading that differs from the spans' one."""
+    if not _same(got, wanted):
+        _count(reason, f"{text!r} -> {got!r}, meant {wanted!r}")
+
+
+def _count(reason: str, detail: str) -> None:
+    STATS[reason] += 1
+    samples = SAMPLES.setdefault(reason, [])
+    if len(samples) < 40 and detail not in samples:
+        samples.append(detail)
+
 
 # -- fillers ---------------------------------------------------------------------------------
 
@@ -161,7 +274,7 @@ class Doc:
         amount = math.exp(self.rng.uniform(math.log(low), math.log(high)))  # log-uniform
         return float(round(amount)) if whole else round(amount, 2)
 
-    def amount_text(self, value: float) -> str:
+    def amount_text(self, value: float, *, labelled: bool = False) -> str:
         style = self.style
         if style.endswith("0") and value != int(value):
             style = style[:-1]
@@ -180,15 +293,18 @@ class Doc:
             "ch0": en.replace(",", "'"),
         }  # fmt: skip
         text = table[style]
-        if NORMALIZERS["amount"](text) != value:
-            raise AssertionError(f"{text!r} does not normalize to {value}")
+        if labelled:
+            expect("amount", text, value)
         return text
 
     def money(self, value: float, *, labelled: bool = False) -> list[Part]:
         """An amount with its currency marker, labelled when it is the unit's answer."""
-        amount: Part = (self.amount_text(value), "AMOUNT") if labelled else self.amount_text(value)
+        text = self.amount_text(value, labelled=labelled)
+        amount: Part = (text, "AMOUNT") if labelled else text
         if not self.has_marker:
             return [amount]
+        if labelled:
+            expect("currency", self.marker, self.iso)
         marker: Part = (self.marker, "CURRENCY") if labelled else self.marker
         tight = self.marker in {"$", "€", "£", "¥", "₹", "US$"} and self.rng.random() < 0.8
         if self.where == "pre":
@@ -226,16 +342,12 @@ def a_date(rng: random.Random) -> dt.date:
     return dt.date(rng.randint(2022, 2026), rng.randint(1, 12), rng.randint(1, 28))
 
 
-def date_text(rng: random.Random, day: dt.date, lang: str = "en") -> str:
-    """``day`` written as a document in ``lang`` would write it."""
+def date_text(rng: random.Random, day: dt.date, lang: str = "en", *, check: bool = False) -> str:
+    """``day`` written as a document in ``lang`` would write it (read back when ``check``)."""
     d, m, y = day.day, day.month, day.year
-    numeric = [
-        f"{y}-{m:02d}-{d:02d}",
-        f"{d:02d}.{m:02d}.{y}",
-        f"{d}.{m}.{y}",
-        f"{d:02d}/{m:02d}/{y}",
-        f"{y}/{m:02d}/{d:02d}",
-    ]
+    numeric = [f"{y}-{m:02d}-{d:02d}", f"{y}/{m:02d}/{d:02d}"]
+    if d > 12:  # day first is only unambiguous when the day cannot be a month
+        numeric += [f"{d:02d}.{m:02d}.{y}", f"{d}.{m}.{y}", f"{d:02d}/{m:02d}/{y}"]
     suffix = "th" if 10 <= d % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(d % 10, "th")
     words = {
         "en": [f"{MONTHS_EN[m - 1]} {d}, {y}", f"{d} {MONTHS_EN[m - 1]} {y}",
@@ -249,8 +361,8 @@ def date_text(rng: random.Random, day: dt.date, lang: str = "en") -> str:
     }  # fmt: skip
     pool = numeric + words[lang] * (2 if lang != "en" else 1)
     text = rng.choice(pool)
-    if NORMALIZERS["date"](text) != day.isoformat():
-        raise AssertionError(f"{text!r} does not normalize to {day}")
+    if check:
+        expect("date", text, day.isoformat())
     return text
 
 
@@ -404,7 +516,8 @@ def _common(rng: random.Random, lang: str) -> dict[str, Slot]:
     }  # fmt: skip
 
 
-def price_example(rng: random.Random, empty: bool) -> dict[str, Any]:
+def price_document(rng: random.Random, empty: bool) -> dict[str, Any]:
+    """A document-like text: invoice, reminder, e-mail, clause, table row."""
     lang, template = rng.choice(PRICE_EMPTY if empty else PRICE_TEMPLATES)
     doc = Doc(rng, lang)
     slots = _common(rng, lang)
@@ -427,12 +540,16 @@ def price_example(rng: random.Random, empty: bool) -> dict[str, Any]:
         "tail": tail.replace("{q}", str(slots["q"])),
         "sub": doc.money(sub), "vat": doc.money(vat), "ship": doc.money(ship),
         "unit": doc.money(unit), "unit2": doc.money(unit2),
-        "total": doc.money(total, labelled=True),
-        "cur": [(doc.marker if doc.marker.isalpha() and doc.marker.isupper() else doc.iso,
-                 "CURRENCY")],
         "sub_n": doc.amount_text(sub), "ship_n": doc.amount_text(ship),
-        "total_n": [(doc.amount_text(round(sub + ship, 2)), "AMOUNT")],
     })  # fmt: skip
+    # Labelled slots are filled only where the template has them: only they are read back.
+    if "{total}" in template:
+        slots["total"] = doc.money(total, labelled=True)
+    if "{cur}" in template:
+        code = doc.marker if doc.marker.isalpha() and doc.marker.isupper() else doc.iso
+        expect("currency", code, doc.iso)
+        total_n = doc.amount_text(round(sub + ship, 2), labelled=True)
+        slots.update({"cur": [(code, "CURRENCY")], "total_n": [(total_n, "AMOUNT")]})
     return render(with_fillers(rng, template, lang, dates=True), slots)
 
 
@@ -489,7 +606,8 @@ DATE_EMPTY: list[tuple[str, str]] = [
 ]  # fmt: skip
 
 
-def date_example(rng: random.Random, empty: bool) -> dict[str, Any]:
+def date_document(rng: random.Random, empty: bool) -> dict[str, Any]:
+    """A document-like text with its main date and earlier ones."""
     lang, template = rng.choice(DATE_EMPTY if empty else DATE_TEMPLATES)
     doc = Doc(rng, lang)
     slots = _common(rng, lang)
@@ -501,12 +619,14 @@ def date_example(rng: random.Random, empty: bool) -> dict[str, Any]:
     slots.update({
         "lead": (lead.upper() if rng.random() < 0.15 else lead) + joint,
         "tail": tail.replace("{time}", str(slots["time"])),
-        "main": [(date_text(rng, main, lang), "DATE")], "other": date_text(rng, other, lang),
+        "other": date_text(rng, other, lang),
         "money": doc.money(doc.value(10, 9000)), "company2": rng.choice(COMPANIES),
         "version": f"{rng.randint(1, 4)}.{rng.randint(0, 9)}.{rng.randint(0, 9)}",
         "room": f"{rng.randint(1, 6)}.{rng.randint(10, 40)}", "ext": str(rng.randint(2000, 2099)),
         "year": str(rng.randint(2019, 2026)),
     })  # fmt: skip
+    if "{main}" in template:
+        slots["main"] = [(date_text(rng, main, lang, check=True), "DATE")]
     return render(with_fillers(rng, template, lang, dates=False), slots)
 
 
@@ -525,6 +645,16 @@ UNIT_WORDS = {
     "de": ["Stück", "kg", "Kisten", "Paletten", "Liter", "Kartons", "Stk."],
     "fr": ["pièces", "kg", "palettes", "litres", "cartons"],
     "es": ["unidades", "kg", "cajas", "palés", "litros"],
+}  # fmt: skip
+# What each unit word above means, in the canonical names of ``aau.values.read_unit``.
+UNIT_MEANING = {
+    "boxes": "box", "cartons": "carton", "pallets": "pallet", "t": "t", "tonnes": "t",
+    "kg": "kg", "kgs": "kg", "pcs": "piece", "pieces": "piece", "units": "unit", "m": "m",
+    "meters": "m", "bags": "bag", "lbs": "lb", "liters": "l", "litres": "l",
+    "bottles": "bottle", "m²": "m2", "hours": "h", "hrs": "h", "h": "h", "kWh": "kWh",
+    "MWh": "MWh", "Stück": "piece", "Kisten": "case", "Paletten": "pallet", "Liter": "l",
+    "Kartons": "carton", "Stk.": "piece", "pièces": "piece", "palettes": "pallet",
+    "unidades": "unit", "cajas": "box", "palés": "pallet", "litros": "l",
 }  # fmt: skip
 
 QUANTITY_TEMPLATES: list[tuple[str, str]] = [
@@ -585,8 +715,7 @@ def _number_text(rng: random.Random, lang: str) -> tuple[str, float]:
     else:
         value = rng.randint(1, 400) / rng.choice([2, 4])
         text = f"{value:g}".replace(".", "," if lang != "en" else ".")
-    if NORMALIZERS["number"](text) != value:
-        raise AssertionError(f"{text!r} does not normalize to {value}")
+    expect("number", text, value)
     return text, value
 
 
@@ -595,36 +724,896 @@ def quantity(rng: random.Random, lang: str, units: list[str]) -> list[Part]:
     unit = rng.choice(units)
     # "5kg" is written tight as often as not; words keep their space.
     gap = "" if unit in {"kg", "kgs", "t", "m", "lbs", "kWh", "m²"} and rng.random() < 0.4 else " "
+    expect("unit", unit, UNIT_MEANING[unit])
+    written, meant = text + gap + unit, (values.read_number(text), UNIT_MEANING[unit])
+    observe("read_quantity differs", written, values.read_quantity(written), meant)
     return [(text, "VALUE"), gap, (unit, "UNIT")]
 
 
-def quantity_example(rng: random.Random, empty: bool) -> dict[str, Any]:
+def quantity_document(rng: random.Random, empty: bool) -> dict[str, Any]:
+    """A document-like text: order, delivery note, consumption bill, table row."""
     lang, template = rng.choice(QUANTITY_EMPTY if empty else QUANTITY_TEMPLATES)
     doc = Doc(rng, lang)
     slots = _common(rng, lang)
-    bare, _ = _number_text(rng, lang)
     item = rng.choice(list(ITEM_UNITS))
     tail = rng.choice(QUANTITY_TAILS if lang == "en" else ["", "."])
     for name in ("item", "city", "inv"):
         tail = tail.replace("{" + name + "}", item if name == "item" else str(slots[name]))
     slots.update({
         "lead": rng.choice(QUANTITY_LEADS[lang]) + " ", "tail": tail,
-        "item": item, "qty": quantity(rng, lang, UNIT_WORDS.get(lang, ITEM_UNITS[item])),
-        "hours": quantity(rng, lang, ["hours", "hrs", "h"]),
-        "energy": quantity(rng, lang, ["kWh", "MWh"]),
-        "bare": [(bare, "VALUE")], "money": doc.money(doc.value(2, 9000)),
+        "item": item, "money": doc.money(doc.value(2, 9000)),
         "pallets": str(rng.randint(1, 9)), "item_de": rng.choice(ITEMS_DE),
         "item_es": rng.choice(ITEMS_ES),
     })  # fmt: skip
+    labelled: dict[str, Callable[[], list[Part]]] = {
+        "qty": lambda: quantity(rng, lang, UNIT_WORDS.get(lang, ITEM_UNITS[item])),
+        "hours": lambda: quantity(rng, lang, ["hours", "hrs", "h"]),
+        "energy": lambda: quantity(rng, lang, ["kWh", "MWh"]),
+        "bare": lambda: [(_number_text(rng, lang)[0], "VALUE")],
+    }
+    for name, make in labelled.items():
+        if "{" + name + "}" in template:
+            slots[name] = make()
     return render(with_fillers(rng, template, lang, dates=True), slots)
+
+
+# -- the world's formats ---------------------------------------------------------------------
+
+# CLDR locale -> weight. The territory names the local currency; the language the phrases.
+WORLD_LOCALES: dict[str, int] = {
+    "en_US": 6, "en_GB": 3, "en_IN": 2, "en_AU": 1, "en_CA": 1, "de_DE": 3, "de_CH": 1,
+    "de_AT": 1, "fr_FR": 3, "fr_CA": 1, "fr_CH": 1, "es_ES": 2, "es_MX": 2, "it_IT": 2,
+    "pt_BR": 2, "pt_PT": 1, "nl_NL": 2, "sv_SE": 1, "da_DK": 1, "nb_NO": 1, "fi_FI": 1,
+    "pl_PL": 2, "cs_CZ": 1, "ru_RU": 2, "uk_UA": 1, "tr_TR": 2, "zh_CN": 2, "zh_TW": 1,
+    "ja_JP": 2, "ko_KR": 2, "hi_IN": 1, "ar_EG": 1, "ar_SA": 1, "th_TH": 1, "el_GR": 1,
+    "he_IL": 1, "id_ID": 1, "vi_VN": 1, "ro_RO": 1, "hu_HU": 1,
+}  # fmt: skip
+
+# Cue words per language, "|"-separated: enough for a line to read as that language's document.
+# total/sub: the amount due and a distractor amount; date/other: the main date and an earlier
+# one; the rest lead a measured quantity of that kind ("qty" for any other).
+PHRASES: dict[str, dict[str, str]] = {
+    "en": {"total": "Total|Total due|Amount due|Grand total|Price|Balance due",
+           "sub": "Subtotal|Shipping|VAT|Deposit", "ref": "Invoice|Order|Ref.", "tel": "Tel.",
+           "date": "Date|Invoice date|Due date|Signed on|Delivery date",
+           "other": "Order of|Last updated|Your letter of", "qty": "Quantity|Measured|Reading",
+           "weight": "Weight|Net weight|Gross weight", "temp": "Temperature|Set point",
+           "length": "Length|Distance|Width", "speed": "Speed|Max. speed", "data": "Size|Storage",
+           "time": "Duration|Run time", "volume": "Volume|Capacity", "area": "Area|Floor area",
+           "energy": "Consumption|Energy", "power": "Power|Rated power", "pressure": "Pressure",
+           "freq": "Frequency"},
+    "de": {"total": "Gesamtbetrag|Summe|Endbetrag|Preis|Zu zahlen",
+           "sub": "Zwischensumme|Versand|MwSt.", "ref": "Rechnung|Bestellung|Auftrag",
+           "tel": "Tel.", "date": "Datum|Rechnungsdatum|Fällig am|Lieferdatum",
+           "other": "Bestellung vom|Ihr Schreiben vom", "qty": "Menge|Messwert|Wert",
+           "weight": "Gewicht|Nettogewicht", "temp": "Temperatur", "length": "Länge|Entfernung",
+           "speed": "Geschwindigkeit", "data": "Größe|Speicher", "time": "Dauer|Laufzeit",
+           "volume": "Volumen|Inhalt", "area": "Fläche|Wohnfläche", "energy": "Verbrauch",
+           "power": "Leistung", "pressure": "Druck", "freq": "Frequenz"},
+    "fr": {"total": "Total|Montant total|Net à payer|Prix|Total TTC",
+           "sub": "Sous-total|Livraison|TVA", "ref": "Facture|Commande|Réf.", "tel": "Tél.",
+           "date": "Date|Date de facture|Échéance|Fait le", "other": "Commande du|Courrier du",
+           "qty": "Quantité|Valeur mesurée", "weight": "Poids|Poids net", "temp": "Température",
+           "length": "Longueur|Distance", "speed": "Vitesse", "data": "Taille|Stockage",
+           "time": "Durée", "volume": "Volume|Contenance", "area": "Surface|Superficie",
+           "energy": "Consommation", "power": "Puissance", "pressure": "Pression",
+           "freq": "Fréquence"},
+    "es": {"total": "Total|Importe total|Total a pagar|Precio", "sub": "Subtotal|Envío|IVA",
+           "ref": "Factura|Pedido|Ref.", "tel": "Tel.",
+           "date": "Fecha|Fecha de factura|Vencimiento|Firmado el",
+           "other": "Pedido del|Su carta del", "qty": "Cantidad|Valor medido",
+           "weight": "Peso|Peso neto", "temp": "Temperatura", "length": "Longitud|Distancia",
+           "speed": "Velocidad", "data": "Tamaño|Almacenamiento", "time": "Duración",
+           "volume": "Volumen|Capacidad", "area": "Superficie", "energy": "Consumo",
+           "power": "Potencia", "pressure": "Presión", "freq": "Frecuencia"},
+    "it": {"total": "Totale|Importo totale|Totale da pagare|Prezzo",
+           "sub": "Subtotale|Spedizione|IVA", "ref": "Fattura|Ordine|Rif.", "tel": "Tel.",
+           "date": "Data|Data fattura|Scadenza|Firmato il", "other": "Ordine del|Lettera del",
+           "qty": "Quantità|Valore misurato", "weight": "Peso|Peso netto", "temp": "Temperatura",
+           "length": "Lunghezza|Distanza", "speed": "Velocità", "data": "Dimensione|Memoria",
+           "time": "Durata", "volume": "Volume|Capacità", "area": "Superficie",
+           "energy": "Consumo", "power": "Potenza", "pressure": "Pressione", "freq": "Frequenza"},
+    "pt": {"total": "Total|Valor total|Total a pagar|Preço", "sub": "Subtotal|Frete|Impostos",
+           "ref": "Fatura|Pedido|Ref.", "tel": "Tel.",
+           "date": "Data|Data da fatura|Vencimento|Assinado em",
+           "other": "Pedido de|Carta de", "qty": "Quantidade|Valor medido",
+           "weight": "Peso|Peso líquido", "temp": "Temperatura",
+           "length": "Comprimento|Distância", "speed": "Velocidade",
+           "data": "Tamanho|Armazenamento", "time": "Duração", "volume": "Volume|Capacidade",
+           "area": "Área", "energy": "Consumo", "power": "Potência", "pressure": "Pressão",
+           "freq": "Frequência"},
+    "nl": {"total": "Totaal|Totaalbedrag|Te betalen|Prijs", "sub": "Subtotaal|Verzending|BTW",
+           "ref": "Factuur|Bestelling|Ref.", "tel": "Tel.",
+           "date": "Datum|Factuurdatum|Vervaldatum|Getekend op",
+           "other": "Bestelling van|Uw brief van", "qty": "Aantal|Hoeveelheid|Meetwaarde",
+           "weight": "Gewicht|Nettogewicht", "temp": "Temperatuur", "length": "Lengte|Afstand",
+           "speed": "Snelheid", "data": "Grootte|Opslag", "time": "Duur",
+           "volume": "Volume|Inhoud", "area": "Oppervlakte", "energy": "Verbruik",
+           "power": "Vermogen", "pressure": "Druk", "freq": "Frequentie"},
+    "sv": {"total": "Totalt|Att betala|Summa|Pris", "sub": "Delsumma|Frakt|Moms",
+           "ref": "Faktura|Order", "tel": "Tel.", "date": "Datum|Fakturadatum|Förfallodatum",
+           "other": "Beställning från|Brev från", "qty": "Antal|Mängd|Mätvärde",
+           "weight": "Vikt|Nettovikt", "temp": "Temperatur", "length": "Längd|Avstånd",
+           "speed": "Hastighet", "data": "Storlek", "time": "Tid", "volume": "Volym",
+           "area": "Yta", "energy": "Förbrukning", "power": "Effekt", "pressure": "Tryck",
+           "freq": "Frekvens"},
+    "da": {"total": "I alt|At betale|Pris", "sub": "Subtotal|Fragt|Moms", "ref": "Faktura|Ordre",
+           "tel": "Tlf.", "date": "Dato|Fakturadato|Forfaldsdato", "other": "Ordre af|Brev af",
+           "qty": "Antal|Mængde", "weight": "Vægt", "temp": "Temperatur",
+           "length": "Længde|Afstand", "speed": "Hastighed", "data": "Størrelse",
+           "time": "Varighed", "volume": "Volumen", "area": "Areal", "energy": "Forbrug",
+           "power": "Effekt", "pressure": "Tryk", "freq": "Frekvens"},
+    "nb": {"total": "Totalt|Å betale|Sum|Pris", "sub": "Delsum|Frakt|MVA", "ref": "Faktura|Ordre",
+           "tel": "Tlf.", "date": "Dato|Fakturadato|Forfallsdato",
+           "other": "Bestilling av|Brev av", "qty": "Antall|Mengde", "weight": "Vekt",
+           "temp": "Temperatur", "length": "Lengde|Avstand", "speed": "Hastighet",
+           "data": "Størrelse", "time": "Varighet", "volume": "Volum", "area": "Areal",
+           "energy": "Forbruk", "power": "Effekt", "pressure": "Trykk", "freq": "Frekvens"},
+    "fi": {"total": "Yhteensä|Maksettava|Hinta|Loppusumma", "sub": "Välisumma|Toimitus|ALV",
+           "ref": "Lasku|Tilaus", "tel": "Puh.", "date": "Päivämäärä|Laskun päiväys|Eräpäivä",
+           "other": "Tilaus tehty|Kirje päivätty", "qty": "Määrä", "weight": "Paino",
+           "temp": "Lämpötila", "length": "Pituus|Etäisyys", "speed": "Nopeus", "data": "Koko",
+           "time": "Kesto", "volume": "Tilavuus", "area": "Pinta-ala", "energy": "Kulutus",
+           "power": "Teho", "pressure": "Paine", "freq": "Taajuus"},
+    "pl": {"total": "Razem|Do zapłaty|Suma|Cena", "sub": "Suma częściowa|Wysyłka|VAT",
+           "ref": "Faktura|Zamówienie", "tel": "Tel.",
+           "date": "Data|Data wystawienia|Termin płatności",
+           "other": "Zamówienie z dnia|Pismo z dnia", "qty": "Ilość|Wartość",
+           "weight": "Waga|Masa netto", "temp": "Temperatura", "length": "Długość|Odległość",
+           "speed": "Prędkość", "data": "Rozmiar", "time": "Czas trwania",
+           "volume": "Objętość|Pojemność", "area": "Powierzchnia", "energy": "Zużycie",
+           "power": "Moc", "pressure": "Ciśnienie", "freq": "Częstotliwość"},
+    "cs": {"total": "Celkem|K úhradě|Cena|Celková částka", "sub": "Mezisoučet|Doprava|DPH",
+           "ref": "Faktura|Objednávka", "tel": "Tel.",
+           "date": "Datum|Datum vystavení|Datum splatnosti",
+           "other": "Objednávka ze dne|Dopis ze dne", "qty": "Množství|Hodnota",
+           "weight": "Hmotnost", "temp": "Teplota", "length": "Délka|Vzdálenost",
+           "speed": "Rychlost", "data": "Velikost", "time": "Doba trvání", "volume": "Objem",
+           "area": "Plocha", "energy": "Spotřeba", "power": "Výkon", "pressure": "Tlak",
+           "freq": "Frekvence"},
+    "ru": {"total": "Итого|К оплате|Сумма|Цена", "sub": "Промежуточный итог|Доставка|НДС",
+           "ref": "Счёт|Заказ", "tel": "Тел.", "date": "Дата|Дата счёта|Срок оплаты",
+           "other": "Заказ от|Письмо от", "qty": "Количество|Значение",
+           "weight": "Вес|Масса нетто", "temp": "Температура", "length": "Длина|Расстояние",
+           "speed": "Скорость", "data": "Размер", "time": "Длительность", "volume": "Объём",
+           "area": "Площадь", "energy": "Расход", "power": "Мощность", "pressure": "Давление",
+           "freq": "Частота"},
+    "uk": {"total": "Разом|До сплати|Сума|Ціна", "sub": "Проміжний підсумок|Доставка|ПДВ",
+           "ref": "Рахунок|Замовлення", "tel": "Тел.", "date": "Дата|Дата рахунку|Термін оплати",
+           "other": "Замовлення від|Лист від", "qty": "Кількість", "weight": "Вага",
+           "temp": "Температура", "length": "Довжина|Відстань", "speed": "Швидкість",
+           "data": "Розмір", "time": "Тривалість", "volume": "Об'єм", "area": "Площа",
+           "energy": "Споживання", "power": "Потужність", "pressure": "Тиск", "freq": "Частота"},
+    "tr": {"total": "Toplam|Ödenecek tutar|Fiyat|Genel toplam", "sub": "Ara toplam|Kargo|KDV",
+           "ref": "Fatura|Sipariş", "tel": "Tel.", "date": "Tarih|Fatura tarihi|Son ödeme tarihi",
+           "other": "Sipariş tarihi|Mektup tarihi", "qty": "Miktar|Değer",
+           "weight": "Ağırlık|Net ağırlık", "temp": "Sıcaklık", "length": "Uzunluk|Mesafe",
+           "speed": "Hız", "data": "Boyut", "time": "Süre", "volume": "Hacim", "area": "Alan",
+           "energy": "Tüketim", "power": "Güç", "pressure": "Basınç", "freq": "Frekans"},
+    "zh": {"total": "合计|总计|应付金额|价格", "sub": "小计|运费|税额", "ref": "发票|订单",
+           "tel": "电话", "date": "日期|开票日期|到期日", "other": "订单日期|来函日期",
+           "qty": "数量|测量值", "weight": "重量|净重", "temp": "温度", "length": "长度|距离",
+           "speed": "速度", "data": "大小|存储", "time": "时长", "volume": "容量|体积",
+           "area": "面积", "energy": "耗电量", "power": "功率", "pressure": "压力",
+           "freq": "频率"},
+    "ja": {"total": "合計|請求金額|お支払い金額|価格", "sub": "小計|送料|消費税",
+           "ref": "請求書|注文番号", "tel": "電話", "date": "日付|発行日|支払期限",
+           "other": "注文日|前回のご連絡", "qty": "数量|測定値", "weight": "重量|正味重量",
+           "temp": "温度", "length": "長さ|距離", "speed": "速度", "data": "サイズ|容量",
+           "time": "所要時間", "volume": "容積", "area": "面積", "energy": "消費電力量",
+           "power": "出力", "pressure": "圧力", "freq": "周波数"},
+    "ko": {"total": "합계|총액|결제 금액|가격", "sub": "소계|배송비|부가세", "ref": "청구서|주문",
+           "tel": "전화", "date": "날짜|발행일|납기일", "other": "주문일|이전 서신",
+           "qty": "수량|측정값", "weight": "무게|순중량", "temp": "온도", "length": "길이|거리",
+           "speed": "속도", "data": "크기|용량", "time": "소요 시간", "volume": "부피",
+           "area": "면적", "energy": "소비량", "power": "출력", "pressure": "압력",
+           "freq": "주파수"},
+    "hi": {"total": "कुल|कुल राशि|देय राशि|मूल्य", "sub": "उप-योग|शिपिंग|जीएसटी",
+           "ref": "चालान|ऑर्डर", "tel": "फ़ोन", "date": "दिनांक|चालान दिनांक|देय तिथि",
+           "other": "ऑर्डर दिनांक|पिछला पत्र", "qty": "मात्रा", "weight": "वज़न",
+           "temp": "तापमान", "length": "लंबाई|दूरी", "speed": "गति", "data": "आकार",
+           "time": "अवधि", "volume": "आयतन", "area": "क्षेत्रफल", "energy": "खपत",
+           "power": "शक्ति", "pressure": "दबाव", "freq": "आवृत्ति"},
+    "ar": {"total": "المجموع|الإجمالي|المبلغ المستحق|السعر", "sub": "المجموع الفرعي|الشحن|الضريبة",
+           "ref": "فاتورة|طلب", "tel": "هاتف", "date": "التاريخ|تاريخ الفاتورة|تاريخ الاستحقاق",
+           "other": "طلب بتاريخ|رسالة بتاريخ", "qty": "الكمية", "weight": "الوزن",
+           "temp": "درجة الحرارة", "length": "الطول|المسافة", "speed": "السرعة",
+           "data": "الحجم", "time": "المدة", "volume": "السعة", "area": "المساحة",
+           "energy": "الاستهلاك", "power": "القدرة", "pressure": "الضغط", "freq": "التردد"},
+    "th": {"total": "รวม|ยอดรวม|ยอดชำระ|ราคา", "sub": "ยอดย่อย|ค่าจัดส่ง|ภาษี",
+           "ref": "ใบแจ้งหนี้|คำสั่งซื้อ", "tel": "โทร", "date": "วันที่|วันที่ออก|วันครบกำหนด",
+           "other": "คำสั่งซื้อวันที่|จดหมายวันที่", "qty": "จำนวน", "weight": "น้ำหนัก",
+           "temp": "อุณหภูมิ", "length": "ความยาว|ระยะทาง", "speed": "ความเร็ว",
+           "data": "ขนาด", "time": "ระยะเวลา", "volume": "ปริมาตร", "area": "พื้นที่",
+           "energy": "การใช้ไฟ", "power": "กำลังไฟ", "pressure": "ความดัน", "freq": "ความถี่"},
+    "el": {"total": "Σύνολο|Πληρωτέο|Τιμή", "sub": "Μερικό σύνολο|Μεταφορικά|ΦΠΑ",
+           "ref": "Τιμολόγιο|Παραγγελία", "tel": "Τηλ.",
+           "date": "Ημερομηνία|Ημερομηνία έκδοσης|Λήξη",
+           "other": "Παραγγελία της|Επιστολή της", "qty": "Ποσότητα", "weight": "Βάρος",
+           "temp": "Θερμοκρασία", "length": "Μήκος|Απόσταση", "speed": "Ταχύτητα",
+           "data": "Μέγεθος", "time": "Διάρκεια", "volume": "Όγκος", "area": "Εμβαδόν",
+           "energy": "Κατανάλωση", "power": "Ισχύς", "pressure": "Πίεση", "freq": "Συχνότητα"},
+    "he": {"total": "סה״כ|לתשלום|מחיר", "sub": "סכום ביניים|משלוח|מע״מ", "ref": "חשבונית|הזמנה",
+           "tel": "טל׳", "date": "תאריך|תאריך חשבונית|מועד תשלום",
+           "other": "הזמנה מתאריך|מכתב מתאריך", "qty": "כמות", "weight": "משקל",
+           "temp": "טמפרטורה", "length": "אורך|מרחק", "speed": "מהירות", "data": "גודל",
+           "time": "משך", "volume": "נפח", "area": "שטח", "energy": "צריכה", "power": "הספק",
+           "pressure": "לחץ", "freq": "תדר"},
+    "id": {"total": "Total|Jumlah|Total bayar|Harga", "sub": "Subtotal|Ongkos kirim|PPN",
+           "ref": "Faktur|Pesanan", "tel": "Telp.", "date": "Tanggal|Tanggal faktur|Jatuh tempo",
+           "other": "Pesanan tanggal|Surat tanggal", "qty": "Kuantitas", "weight": "Berat",
+           "temp": "Suhu", "length": "Panjang|Jarak", "speed": "Kecepatan", "data": "Ukuran",
+           "time": "Durasi", "volume": "Volume", "area": "Luas", "energy": "Konsumsi",
+           "power": "Daya", "pressure": "Tekanan", "freq": "Frekuensi"},
+    "vi": {"total": "Tổng cộng|Tổng tiền|Thành tiền|Giá", "sub": "Tạm tính|Phí vận chuyển|Thuế",
+           "ref": "Hóa đơn|Đơn hàng", "tel": "ĐT", "date": "Ngày|Ngày lập|Hạn thanh toán",
+           "other": "Đơn hàng ngày|Thư ngày", "qty": "Số lượng", "weight": "Trọng lượng",
+           "temp": "Nhiệt độ", "length": "Chiều dài|Khoảng cách", "speed": "Tốc độ",
+           "data": "Dung lượng", "time": "Thời lượng", "volume": "Thể tích",
+           "area": "Diện tích", "energy": "Điện năng", "power": "Công suất",
+           "pressure": "Áp suất", "freq": "Tần số"},
+    "ro": {"total": "Total|Total de plată|Preț", "sub": "Subtotal|Transport|TVA",
+           "ref": "Factura|Comanda", "tel": "Tel.", "date": "Data|Data facturii|Scadența",
+           "other": "Comanda din|Scrisoarea din", "qty": "Cantitate", "weight": "Greutate",
+           "temp": "Temperatură", "length": "Lungime|Distanță", "speed": "Viteză",
+           "data": "Dimensiune", "time": "Durată", "volume": "Volum", "area": "Suprafață",
+           "energy": "Consum", "power": "Putere", "pressure": "Presiune", "freq": "Frecvență"},
+    "hu": {"total": "Összesen|Fizetendő|Ár|Végösszeg", "sub": "Részösszeg|Szállítás|ÁFA",
+           "ref": "Számla|Rendelés", "tel": "Tel.",
+           "date": "Dátum|Kiállítás dátuma|Fizetési határidő",
+           "other": "Rendelés dátuma|Levél dátuma", "qty": "Mennyiség", "weight": "Súly",
+           "temp": "Hőmérséklet", "length": "Hossz|Távolság", "speed": "Sebesség",
+           "data": "Méret", "time": "Időtartam", "volume": "Térfogat", "area": "Terület",
+           "energy": "Fogyasztás", "power": "Teljesítmény", "pressure": "Nyomás",
+           "freq": "Frekvencia"},
+}  # fmt: skip
+
+
+_LANGUAGE_STOP = {"zh": "。", "ja": "。"}  # sentence end where it is not "."
+_LANGUAGE_COLON = {"zh": "：", "ja": "："}
+_BIDI = dict.fromkeys(map(ord, "\u200e\u200f\u061c\u202a\u202b\u202c\u2066\u2067\u2068\u2069"))
+_INDIAN = frozenset({"en_IN", "hi_IN"})  # lakh grouping: 12,34,567
+# Locales whose own digits some texts use: numbering system and its digits (Babel formats the
+# system's separators but leaves the digits Latin).
+_NATIVE_DIGITS = {"ar_EG": ("arab", "٠١٢٣٤٥٦٧٨٩"), "ar_SA": ("arab", "٠١٢٣٤٥٦٧٨٩"),
+                  "hi_IN": ("deva", "०१२३४५६७८९"), "th_TH": ("thai", "๐๑๒๓๔๕๖๗๘๙")}  # fmt: skip
+_SPACES = (" ", "\u00a0", "\u202f")
+
+
+def joint(left: str, gap: str, right: str) -> str:
+    """``gap``, or a space where the CRF tokenizer would join the two sides into one token: it
+    splits letters from digits, not one word from the next ("USDtwenty", "½kW")."""
+    if gap or not left or not right:
+        return gap
+    return " " if len(tokenize(left[-1] + right[0])) == 1 else gap
+
+
+def _lang(locale: str) -> str:
+    return locale.split("_")[0]
+
+
+def _plain(value: Decimal) -> int | float:
+    """A value as the readers return it: ``int`` when integral."""
+    return int(value) if value == value.to_integral_value() else float(value)
+
+
+def phrase(rng: random.Random, locale: str, field: str) -> str:
+    table = PHRASES[_lang(locale)]
+    return rng.choice(table.get(field, table["qty"]).split("|"))
+
+
+OCR_SWAPS = {"l": "1", "I": "l", "O": "0", "o": "0", "i": "l", "e": "c", "S": "5", "B": "8",
+             "m": "rn", "rn": "m", "t": "f", "a": "o", "u": "v"}  # fmt: skip
+
+
+def ocr(rng: random.Random, text: str) -> str:
+    """One OCR confusion in ``text``, never on its last character (a digit there would join the
+    number that follows into one token)."""
+    spots = [
+        (match.start(), seen)
+        for seen in OCR_SWAPS
+        for match in re.finditer(re.escape(seen), text)
+        if match.end() < len(text)
+    ]
+    if not spots:
+        return text
+    at, seen = rng.choice(spots)
+    return text[:at] + OCR_SWAPS[seen] + text[at + len(seen) :]
+
+
+def cue(rng: random.Random, locale: str, field: str) -> str:
+    """A cue phrase as scanned or typed documents have it: sometimes upper or lower case, now and
+    then with an OCR confusion."""
+    text = phrase(rng, locale, field)
+    roll = rng.random()
+    if roll < 0.07:
+        text = text.upper()
+    elif roll < 0.11:
+        text = text.lower()
+    return ocr(rng, text) if rng.random() < 0.07 else text
+
+
+def _separator(rng: random.Random, lang: str) -> str:
+    if lang in _LANGUAGE_COLON:
+        return rng.choice(["：", "：", ": ", " "])
+    return rng.choice([": ", ": ", " ", ":\n", " – "])
+
+
+def _group_spaces(rng: random.Random, text: str) -> str:
+    """Group spaces as other software writes them: plain, no-break or narrow no-break."""
+    if rng.random() < 0.35:
+        text = re.sub(r"(?<=\d)[ \u00a0\u202f](?=\d)", rng.choice(_SPACES), text)
+    return text
+
+
+def _stray_decimal_space(rng: random.Random, text: str, locale: str) -> str:
+    """OCR and hand-typed text put spaces around a decimal comma: ``12 ,50``, ``12, 50``."""
+    mark = get_decimal_symbol(locale)
+    at = text.rfind(mark)
+    if mark not in ",." or at < 0 or rng.random() > 0.05:
+        return text
+    return text[:at] + rng.choice([" " + mark, mark + " ", " " + mark + " "]) + text[at + 1 :]
+
+
+def number_text(
+    rng: random.Random, value: Decimal, locale: str, decimals: int | None, *, grouped: bool = True,
+    native: bool = False,
+) -> str:  # fmt: skip
+    """``value`` in the locale's digits and separators; ``decimals`` fixed, or up to three."""
+    pattern = "#,##,##0" if locale in _INDIAN else "#,##0"
+    pattern += ".###" if decimals is None else ("." + "0" * decimals if decimals else "")
+    system, digits = _NATIVE_DIGITS[locale] if native else ("latn", "0123456789")
+    text = format_decimal(
+        value, format=pattern, locale=locale, group_separator=grouped, numbering_system=system
+    ).translate(str.maketrans("0123456789", digits))
+    return _stray_decimal_space(rng, _group_spaces(rng, text), locale)
+
+
+# Number words the values layer reads (text2num's languages), for small amounts and quantities.
+_WORD_VALUES = (2, 3, 4, 5, 10, 12, 15, 20, 30, 50, 100)
+NUMBER_WORDS = {
+    "en": "two three four five ten twelve fifteen twenty thirty fifty hundred",
+    "de": "zwei drei vier fünf zehn zwölf fünfzehn zwanzig dreißig fünfzig hundert",
+    "fr": "deux trois quatre cinq dix douze quinze vingt trente cinquante cent",
+    "es": "dos tres cuatro cinco diez doce quince veinte treinta cincuenta cien",
+    "it": "due tre quattro cinque dieci dodici quindici venti trenta cinquanta cento",
+    "pt": "dois três quatro cinco dez doze quinze vinte trinta cinquenta cem",
+    "nl": "twee drie vier vijf tien twaalf vijftien twintig dertig vijftig honderd",
+}
+
+
+def number_words(rng: random.Random, locale: str) -> tuple[str, Decimal] | None:
+    words = NUMBER_WORDS.get(_lang(locale))
+    if words is None:
+        return None
+    index = rng.randrange(len(_WORD_VALUES))
+    return words.split()[index], Decimal(_WORD_VALUES[index])
+
+
+# -- world prices ----------------------------------------------------------------------------
+
+WORLD_CURRENCIES = (
+    "USD EUR GBP JPY CNY CHF CAD AUD NZD HKD SGD TWD INR PKR LKR BDT NPR KRW RUB UAH PLN CZK HUF "
+    "RON BGN RSD TRY SEK NOK DKK ISK BRL MXN ARS CLP COP PEN UYU ZAR NGN KES GHS EGP MAD TND AED "
+    "SAR QAR KWD ILS THB VND IDR MYR PHP KZT GEL AMD XOF XAF"
+).split()
+# Rough units per US dollar, so that amounts are of the size documents show.
+_MAGNITUDE = {"JPY": 150, "KRW": 1300, "IDR": 15000, "VND": 24000, "HUF": 350, "CLP": 900,
+              "COP": 4000, "INR": 80, "PKR": 280, "LKR": 300, "BDT": 110, "NPR": 130, "RUB": 90,
+              "UAH": 40, "THB": 35, "TRY": 30, "PHP": 55, "ISK": 140, "KZT": 450, "NGN": 1500,
+              "ARS": 900, "XOF": 600, "XAF": 600, "CZK": 23, "SEK": 10, "NOK": 10, "DKK": 7,
+              "MXN": 17, "ZAR": 18, "EGP": 48, "KES": 130, "AMD": 400, "RSD": 110, "TWD": 32,
+              "CNY": 7, "HKD": 8, "PLN": 4, "BRL": 5, "RON": 4.6, "UYU": 39, "GHS": 15,
+              "MAD": 10, "PEN": 3.7}  # fmt: skip
+# Local abbreviations beside CLDR's symbols: (marker, side, gap). Markers that stand for several
+# currencies without context ("kr", "Fr.", ":-") are left out: their gold would be a guess.
+LOCAL_MARKERS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "JPY": (("円", "post", ""), ("¥", "pre", ""), ("yen", "post", " ")),
+    "CNY": (("元", "post", ""), ("RMB", "pre", " "), ("CN¥", "pre", "")),
+    "KRW": (("원", "post", ""), ("won", "post", " ")), "RUB": (("руб.", "post", " "),),
+    "UAH": (("грн", "post", " "),), "PLN": (("zł", "post", " "), ("PLN", "post", " ")),
+    "CZK": (("Kč", "post", " "),), "HUF": (("Ft", "post", " "),), "TRY": (("TL", "post", " "),),
+    "INR": (("Rs.", "pre", " "), ("Rs", "pre", " "), ("रु", "pre", " ")),
+    "THB": (("บาท", "post", " "),), "BRL": (("R$", "pre", " "), ("reais", "post", " ")),
+    "CHF": (("SFr.", "pre", " "),), "ZAR": (("R", "pre", " "),), "MYR": (("RM", "pre", ""),),
+    "IDR": (("Rp", "pre", " "),), "VND": (("đ", "post", ""), ("VNĐ", "post", " ")),
+    "ILS": (("ש״ח", "post", " "), ("₪", "post", " ")), "BGN": (("лв.", "post", " "),),
+    "RON": (("lei", "post", " "),), "MXN": (("MX$", "pre", ""),), "CAD": (("C$", "pre", ""),),
+    "AUD": (("A$", "pre", ""),), "HKD": (("HK$", "pre", ""),), "TWD": (("NT$", "pre", ""),),
+    "SGD": (("S$", "pre", ""),), "EUR": (("Euro", "post", " "), ("euros", "post", " ")),
+    "USD": (("US$", "pre", ""), ("dollars", "post", " ")), "GBP": (("pounds", "post", " "),),
+}  # fmt: skip
+
+
+@cache
+def _local_currency(locale: str) -> str:
+    return get_territory_currencies(locale.split("_")[1], tender=True)[0]
+
+
+@cache
+def _layout(locale: str, code: str, format_type: str) -> tuple[str, str, str]:
+    """(marker, side, gap) of the locale's currency pattern (``1.234,50 €``: "€", "post", " ")."""
+    rendered = format_currency(1234.5, code, locale=locale, format_type=format_type)
+    rendered = rendered.translate(_BIDI)
+    number = re.search(r"\d[\d.,'’\s]*\d", rendered)
+    assert number is not None, rendered
+    before, after = rendered[: number.start()], rendered[number.end() :]
+    if before.strip():
+        return before.strip(), "pre", before[len(before.rstrip()) :]
+    return after.strip(), "post", after[: len(after) - len(after.lstrip())]
+
+
+class WorldDoc:
+    """One text's locale, currency and way of writing money, kept for all its amounts."""
+
+    def __init__(self, rng: random.Random, locale: str) -> None:
+        self.rng, self.locale = rng, locale
+        roll = rng.random()
+        if roll < 0.5:
+            self.code = _local_currency(locale)
+        elif roll < 0.74:
+            self.code = rng.choice(["USD", "EUR"])
+        else:
+            self.code = rng.choice(WORLD_CURRENCIES)
+        self.decimals = get_currency_precision(self.code)
+        self.whole = self.decimals == 0 or rng.random() < 0.35
+        self.grouped = rng.random() > 0.12
+        self.native = locale in _NATIVE_DIGITS and rng.random() < 0.3
+        forms = ["symbol", "symbol", "code", "code", "name"]
+        forms += ["local", "local"] if self.code in LOCAL_MARKERS else []
+        self.form = rng.choice(forms)
+        self.local = rng.choice(LOCAL_MARKERS.get(self.code, (("", "", ""),)))
+        self.flip = rng.random() < 0.25  # a code on the other side than the locale's symbol
+        self.lower = rng.random() < 0.05  # "eur", "usd"
+        self.gap = rng.choices(["as is", " ", "", "\u00a0", "\u202f"], weights=[6, 2, 1.5, 1, 0.5])[
+            0
+        ]
+        # Some documents never name their currency; their answer's currency is null.
+        self.has_marker = rng.random() > 0.05
+        self.ambiguous: set[str] = set()
+
+    def value(self, low: float = 2, high: float = 20000) -> Decimal:
+        """A money value, log-uniform, scaled to the currency's usual magnitude."""
+        scale = _MAGNITUDE.get(self.code, 1)
+        amount = math.exp(self.rng.uniform(math.log(low), math.log(high))) * scale
+        places = 0 if self.whole else self.decimals
+        return Decimal(str(round(amount, places))).quantize(Decimal(1).scaleb(-places))
+
+    def marker(self, value: Decimal) -> tuple[str, str, str]:
+        """(marker, side, gap) for an amount of ``value``."""
+        if self.form == "local":
+            marker, side, gap = self.local
+        elif self.form == "name":
+            _, side, gap = _layout(self.locale, self.code, "name")
+            count = _plain(value)
+            marker = get_currency_name(self.code, count=count, locale=self.locale)
+            marker = marker.translate(_BIDI)
+        else:
+            marker, side, gap = _layout(self.locale, self.code, "standard")
+            if self.form == "code":
+                marker = self.code.lower() if self.lower else self.code
+                gap = gap or " "
+                if self.flip:
+                    side = "post" if side == "pre" else "pre"
+        if self.gap != "as is":
+            gap = self.gap
+        candidates = values.currency_codes(marker)
+        if (
+            self.form != "code"
+            and len(candidates) > 1
+            and values.read_currency(marker) != self.code
+        ):
+            # "$" in en_CA, "¥" for yuan, "kr" for any krona: alone, the marker names another
+            # currency or none, so the gold would be a guess; such documents write the code.
+            self.ambiguous.add(marker)
+            self.form = "code"
+            return self.marker(value)
+        return marker, side, gap
+
+    def amount_text(self, value: Decimal) -> str:
+        decimals = 0 if self.whole else self.decimals
+        return number_text(self.rng, value, self.locale, decimals, grouped=self.grouped,
+                           native=self.native)  # fmt: skip
+
+    def money(
+        self, value: Decimal, *, labelled: bool = False, text: str | None = None
+    ) -> list[Part]:
+        """The amount with its marker; labelled spans are read back first."""
+        text = text or self.amount_text(value)
+        if labelled:
+            expect("amount", text, _plain(value))
+        amount: Part = (text, "AMOUNT") if labelled else text
+        if not self.has_marker:
+            return [amount]
+        marker, side, gap = self.marker(value)
+        gap = joint(marker, gap, text) if side == "pre" else joint(text, gap, marker)
+        if labelled:
+            for seen in sorted(self.ambiguous):
+                _count("marker written as its code (ambiguous alone)", f"{seen!r} for {self.code}")
+            expect("currency", marker, self.code)
+            whole = f"{marker}{gap}{text}" if side == "pre" else f"{text}{gap}{marker}"
+            observe("read_money differs", whole, values.read_money(whole),
+                    (_plain(value), self.code))  # fmt: skip
+        label: Part = (marker, "CURRENCY") if labelled else marker
+        return [label, gap, amount] if side == "pre" else [amount, gap, label]
+
+    def total(self) -> tuple[Decimal, str]:
+        """The labelled amount: digits mostly, a scale word or number words now and then."""
+        roll = self.rng.random()
+        if roll < 0.1:
+            mantissa = Decimal(self.rng.choice(["1.2", "1.5", "2", "2.5", "3.4", "4", "7.5", "12",
+                                                "15", "20", "45", "75", "150", "480"]))  # fmt: skip
+            value = mantissa.scaleb(self.rng.choice([3, 6, 6, 9]))
+            kind = self.rng.choice(["short", "long"])
+            text = format_compact_decimal(value, format_type=kind, locale=self.locale,
+                                          fraction_digits=1).translate(_BIDI)  # fmt: skip
+            return value, text
+        if roll < 0.15:
+            words = number_words(self.rng, self.locale)
+            if words is not None:
+                return words[1], words[0]
+        value = self.value()
+        return value, self.amount_text(value)
+
+
+def world_date(rng: random.Random, day: dt.date, locale: str, *, check: bool = False) -> str:
+    """``day`` in one of the locale's CLDR formats, never ambiguous, never a two-digit year."""
+    lang = _lang(locale)
+    pool = ["long", "long", "medium", "full", "y-MM-dd"]
+    if lang not in ("zh", "ja", "ko", "hu"):  # languages that write the year first
+        pool += ["d MMMM y", "d MMM y", "dd.MM.y", "dd/MM/y", "d.M.y", "y/MM/dd"]
+    pool += {
+        "en": ["MMMM d, y", "MMM d, y", "EEEE, MMMM d, y", "EEE, d MMM y"],
+        "zh": ["y年M月d日", "y年MM月dd日", "y年M月d日", "y/MM/dd"],
+        "ja": ["y年M月d日", "y年MM月dd日", "y年M月d日", "y/MM/dd"],
+        "ko": ["y년 M월 d일", "y년 M월 d일", "y. M. d.", "y.MM.dd"],
+    }.get(lang, [])
+    text = day.isoformat()
+    for _ in range(8):
+        rendered = format_date(day, rng.choice(pool), locale=locale)
+        if not (lang in ("ar", "he") and rng.random() < 0.25):
+            rendered = rendered.translate(_BIDI)  # most copied texts lose the marks
+        if _unambiguous(rendered, day):
+            text = rendered
+            break
+    roll = rng.random()
+    if roll < 0.05:
+        text = text.upper()
+    elif roll < 0.08:
+        text = text.replace(" ", "\u00a0")
+    if check:
+        expect("date", text, day.isoformat())
+    return text
+
+
+def _unambiguous(text: str, day: dt.date) -> bool:
+    """Whether a day-first reader gets ``day`` back: a four-digit year, and for a date of
+    numbers only, the year first or a day above 12."""
+    if str(day.year) not in text:
+        return False
+    if any(c.isalpha() for c in text):
+        return True
+    first = re.search(r"\d+", text)
+    return first is not None and (len(first.group()) == 4 or day.day > 12)
+
+
+def world_day(rng: random.Random) -> dt.date:
+    """A main date: mostly recent years, some older."""
+    year = rng.randint(2015, 2030) if rng.random() < 0.9 else rng.randint(1990, 2014)
+    return dt.date(year, rng.randint(1, 12), rng.randint(1, 28))
+
+
+# -- world quantities ------------------------------------------------------------------------
+
+# Kind of quantity -> canonical symbols of ``aau.values.CANONICAL_UNITS`` (and a few compounds
+# the values layer reads part by part), with the kind's weight among the texts.
+QUANTITY_KINDS: dict[str, tuple[float, tuple[str, ...]]] = {
+    "weight": (3, ("kg", "kg", "g", "mg", "t", "lb", "oz", "µg")),
+    "length": (3, ("m", "km", "cm", "mm", "mi", "ft", "in", "yd", "µm", "nm")),
+    "area": (1.5, ("m2", "m2", "km2", "ha", "acre", "ft2", "cm2")),
+    "volume": (2, ("l", "l", "ml", "cl", "dl", "hl", "m3", "gal", "fl_oz", "cm3")),
+    "temp": (2, ("°C", "°C", "°F", "K")),
+    "speed": (1.5, ("km/h", "km/h", "m/s", "mph", "kn")),
+    "data": (2, ("GB", "MB", "kB", "TB", "B", "Mbit", "Gbit", "Mbit/s", "MB/s")),
+    "energy": (1, ("kWh", "MWh", "J", "kJ", "kcal", "cal")),
+    "power": (1, ("W", "kW", "MW", "hp")),
+    "freq": (0.7, ("Hz", "kHz", "MHz", "GHz")),
+    "pressure": (0.7, ("bar", "Pa", "hPa", "kPa", "psi", "mbar", "atm", "mmHg")),
+    "time": (1.5, ("s", "ms", "min", "h", "d", "week", "month", "year")),
+    "qty": (0.8, ("A", "mA", "V", "lm", "lx", "ppm", "N", "N·m", "l/100km", "mpg")),
+    "count": (3, ()),
+}  # fmt: skip
+# How symbols are written besides the canonical spelling.
+SYMBOL_FORMS = {
+    "m2": ("m²", "m²", "m2", "sqm"), "km2": ("km²", "km2"), "cm2": ("cm²",),
+    "ft2": ("sq ft", "ft²"),
+    "m3": ("m³", "m3", "cbm"), "cm3": ("cm³", "cc"), "fl_oz": ("fl oz",), "µm": ("µm", "μm"),
+    "µg": ("µg", "mcg"), "l": ("l", "L", "ltr"), "ml": ("ml", "mL"), "N·m": ("N·m", "Nm"),
+    "°C": ("°C", "°C", "℃", "º C"), "°F": ("°F", "℉"), "kn": ("kn", "knots"),
+    "h": ("h", "hrs", "Std."), "min": ("min", "mins"), "s": ("s", "sec"), "d": ("d", "days"),
+    "week": ("weeks", "wks"), "month": ("months",), "year": ("years", "yrs"),
+    "km/h": ("km/h", "kph", "kmh"), "kWh": ("kWh", "KWH"), "kB": ("kB", "KB"),
+}  # fmt: skip
+# Counted goods in local words: "word:canonical" (the canonical names of ``read_unit``).
+COUNT_WORDS = {
+    "en": "pcs:piece|pieces:piece|boxes:box|pallets:pallet|units:unit|bottles:bottle|rolls:roll|"
+          "sets:set|pairs:pair|cartons:carton|bags:bag|crates:crate|sheets:sheet|drums:drum",
+    "de": "Stück:piece|Stk.:piece|Paletten:pallet|Flaschen:bottle|Rollen:roll|Paar:pair|"
+          "Kisten:case|Säcke:bag|Dosen:can",
+    "fr": "pièces:piece|palettes:pallet|bouteilles:bottle|rouleaux:roll|paires:pair|boîtes:box|"
+          "sacs:bag",
+    "es": "unidades:unit|piezas:piece|cajas:box|botellas:bottle|rollos:roll|pares:pair|sacos:bag",
+    "it": "pezzi:piece|scatole:box|bottiglie:bottle|rotoli:roll|paia:pair|bancali:pallet",
+    "pt": "peças:piece|caixas:box|unidades:unit|garrafas:bottle|pares:pair|sacos:bag",
+    "nl": "stuks:piece|flessen:bottle|rollen:roll|paar:pair|zakken:bag",
+    "sv": "st.:piece|stycken:piece", "pl": "szt.:piece|szt:piece", "ru": "шт.:piece|штук:piece",
+    "uk": "шт.:piece", "tr": "adet:piece", "zh": "个:piece|件:piece", "ja": "個:piece|件:piece",
+    "ko": "개:piece", "cs": "ks:piece", "hu": "db:piece", "fi": "kpl:piece",
+}  # fmt: skip
+
+
+def _quantity_number(
+    rng: random.Random, locale: str, kind: str, symbol: str
+) -> tuple[str, Decimal]:
+    """A quantity's number as written in ``locale``, with its value."""
+    roll = rng.random()
+    if kind == "temp":
+        low, high = {"°C": (-30, 45), "°F": (-10, 110), "K": (250, 400)}[symbol]
+        value = Decimal(rng.randint(low, high)) + (Decimal("0.5") if rng.random() < 0.25 else 0)
+        return number_text(rng, value, locale, None), value
+    if kind != "count" and roll < 0.06:
+        whole = rng.randint(1, 9)
+        text, value = rng.choice([
+            (f"{whole}½", Decimal(whole) + Decimal("0.5")), ("½", Decimal("0.5")),
+            ("¾", Decimal("0.75")), (f"{whole} 1/2", Decimal(whole) + Decimal("0.5")),
+            ("1/4", Decimal("0.25")), (f"{whole} 3/4", Decimal(whole) + Decimal("0.75")),
+        ])  # fmt: skip
+        return text, value
+    if roll < 0.09:
+        words = number_words(rng, locale)
+        if words is not None:
+            return words
+    if roll < 0.55 or kind == "count" and roll < 0.8:
+        value = Decimal(rng.randint(1, 999))
+    elif roll < 0.7 or kind == "count":
+        value = Decimal(rng.randint(1, 60) * 100 + rng.choice([0, 0, 50, 25]))
+    else:
+        value = (Decimal(rng.randint(1, 9999)) / rng.choice([10, 100, 4, 2])).normalize()
+        value = value.quantize(Decimal(1)) if value == value.to_integral_value() else value
+    native = locale in _NATIVE_DIGITS and rng.random() < 0.2
+    return number_text(rng, value, locale, None, grouped=rng.random() > 0.15, native=native), value
+
+
+def _cldr_unit(
+    value: Decimal, cldr_id: str, length: str, locale: str
+) -> tuple[str, str, str] | None:
+    """(unit text, side, gap) of CLDR's rendering of ``value`` in ``cldr_id``; None when the
+    locale writes the unit around the number."""
+    try:
+        rendered = format_unit(value, cldr_id, length=length, locale=locale)
+    except (KeyError, ValueError):  # no such unit in this locale's data
+        return None
+    rendered = rendered.translate(_BIDI)
+    number = format_decimal(value, locale=locale)
+    at = rendered.find(number)
+    if at < 0:
+        return None
+    before, after = rendered[:at], rendered[at + len(number) :]
+    if before.strip() and after.strip():
+        return None
+    if before.strip():
+        return before.strip(), "pre", before[len(before.rstrip()) :]
+    return after.strip(), "post", after[: len(after) - len(after.lstrip())]
+
+
+def world_quantity(
+    rng: random.Random,
+    locale: str,
+    kind: str,
+    *,
+    labelled: bool = False,
+    symbols_only: bool = False,
+) -> list[Part]:
+    """A quantity of ``kind`` as ``locale`` writes it, read back when labelled."""
+    lang = _lang(locale)
+    if kind == "count":
+        word, meant = rng.choice(COUNT_WORDS.get(lang, COUNT_WORDS["en"]).split("|")).split(":")
+        text, value = _quantity_number(rng, locale, kind, "")
+        unit, side, gap = word, "post", " " if lang not in ("zh", "ja", "ko") else ""
+    else:
+        meant = rng.choice(QUANTITY_KINDS[kind][1])
+        text, value = _quantity_number(rng, locale, kind, meant)
+        ids = values.CANONICAL_UNITS.get(meant, ("", ()))[1]
+        rendered = None
+        if ids and not symbols_only and rng.random() < 0.55:
+            length = rng.choice(["long", "long", "short", "narrow"])
+            rendered = _cldr_unit(value, ids[0], length, locale)
+        if rendered is None:
+            unit = rng.choice(SYMBOL_FORMS.get(meant, (meant,)))
+            side = "post"
+            gap = rng.choices([" ", "", "\u00a0", "\u202f"], weights=[6, 3, 1, 0.6])[0]
+        else:
+            unit, side, gap = rendered
+        roll = rng.random()
+        if roll < 0.04:
+            unit = unit.upper()
+        elif roll < 0.07:
+            gap = ""
+    gap = joint(unit, gap, text) if side == "pre" else joint(text, gap, unit)
+    if labelled:
+        expect("number", text, _plain(value))
+        expect("unit", unit, meant)
+        whole = f"{unit}{gap}{text}" if side == "pre" else f"{text}{gap}{unit}"
+        observe("read_quantity differs", whole, values.read_quantity(whole), (_plain(value), meant))
+    number: Part = (text, "VALUE") if labelled else text
+    marker: Part = (unit, "UNIT") if labelled else unit
+    return [marker, gap, number] if side == "pre" else [number, gap, marker]
+
+
+# -- world frames ----------------------------------------------------------------------------
+
+# Lines in the locale's language: {lead} is the labelled value's cue, {sep} a colon or space,
+# {stop} a sentence end; the other slots are distractors in the locale's formats.
+PRICE_FRAMES = [
+    "{lead}{sep}{total}{end}", "{lead}{sep}{total}{end}", "{total}",
+    "{ref} {inv}{stop}{sub_lead}{sep}{sub}{stop}{lead}{sep}{total}{end}",
+    "{ref} {inv}{stop}{date_lead}{sep}{date}{stop}{lead}{sep}{total}{end}",
+    "{lead}{sep}{total} ({sub_lead} {sub}){end}", "{lead}{sep}{total}{stop}{tel} {phone}",
+    "{sub_lead}{sep}{sub}\n{lead}{sep}{total}", "{qty_lead}{sep}{qty}{stop}{lead}{sep}{total}{end}",
+]  # fmt: skip
+PRICE_FRAMES_EN = [
+    "Please pay {total} by {date}.", "The price is {total}, {sub_lead} {sub} extra.",
+    "Total amount payable: {total}.", "We received your payment of {total}, thank you.",
+    "It costs {total} per month.", "Quote {inv}: {total} all inclusive.",
+    "Your balance is {total}.",
+    "{total} was charged to your card on {date}.",
+]  # fmt: skip
+PRICE_EMPTY_FRAMES = [
+    "{ref} {inv}{stop}{date_lead}{sep}{date}{end}", "{ref} {inv}{stop}{tel} {phone}",
+    "{qty_lead}{sep}{qty}{end}", "{date_lead}{sep}{date}{stop}{tel} {phone}",
+    "{sub_lead}{sep}{pct} %{end}",
+]  # fmt: skip
+DATE_FRAMES = [
+    "{lead}{sep}{main}{end}", "{lead}{sep}{main}{end}", "{main}",
+    "{ref} {inv}{stop}{lead}{sep}{main}{end}", "{other_lead} {other}{stop}{lead}{sep}{main}{end}",
+    "{lead}{sep}{main}{stop}{total_lead}{sep}{money}{end}", "{lead}{sep}{main}{stop}{tel} {phone}",
+    "{ref} {inv} ({other_lead} {other}){stop}{lead}{sep}{main}{end}",
+]  # fmt: skip
+DATE_FRAMES_EN = [
+    "The contract was signed on {main}.", "Please reply by {main}.",
+    "Delivery is scheduled for {main} at {time}.",
+    "We refer to your order of {other}; the invoice date is {main}.",
+    "Meeting on {main}, room {room}.", "Valid until {main}.", "Issued {main} in {city}.",
+]  # fmt: skip
+DATE_EMPTY_FRAMES = [
+    "{ref} {inv}{stop}{total_lead}{sep}{money}{end}", "{tel} {phone}{stop}{ref} {inv}",
+    "{qty_lead}{sep}{qty}{end}", "{total_lead}{sep}{money}{end}",
+]  # fmt: skip
+QUANTITY_FRAMES = [
+    "{lead}{sep}{qty}{end}", "{lead}{sep}{qty}{end}", "{qty}",
+    "{ref} {inv}{stop}{lead}{sep}{qty}{end}", "{lead}{sep}{qty}{stop}{total_lead}{sep}{money}{end}",
+    "{date_lead}{sep}{date}{stop}{lead}{sep}{qty}{end}",
+    "{lead}{sep}{qty} ({sub_lead} {money}){end}",
+]  # fmt: skip
+QUANTITY_FRAMES_EN = {
+    "weight": "The parcel weighs {qty}.|Max. load {qty} per shelf.",
+    "length": "The cable is {qty} long.|Distance to the site: {qty}.",
+    "area": "The flat has {qty} of living space.|Plot size {qty}.",
+    "volume": "The tank holds {qty}.|Add {qty} of water.",
+    "temp": "Store below {qty}.|Yesterday it reached {qty} in {city}.|Set the oven to {qty}.",
+    "speed": "Top speed {qty}.|Wind gusts of up to {qty}.",
+    "data": "The download is {qty}.|Attachment size: {qty}.|Line speed {qty}.",
+    "energy": "Annual consumption {qty}.|Energy use: {qty} per cycle.",
+    "power": "Rated output {qty}.|The motor delivers {qty}.",
+    "freq": "Clock speed {qty}.|Tune to {qty}.", "pressure": "Operating pressure {qty}.",
+    "time": "The job took {qty}.|Battery life: up to {qty}.",
+    "qty": "Measured value: {qty}.|Reading {qty} at {time}.",
+    "count": "Please send {qty} by {date}.|We received {qty} on {date}.|"
+             "Order {inv}: {qty}, {money} in total.",
+}  # fmt: skip
+QUANTITY_EMPTY_FRAMES = [
+    "{ref} {inv}{stop}{total_lead}{sep}{money}{end}", "{date_lead}{sep}{date}{end}",
+    "{tel} {phone}{stop}{ref} {inv}", "{sub_lead}{sep}{pct} %{end}",
+]  # fmt: skip
+
+
+def _locale(rng: random.Random) -> str:
+    return rng.choices(list(WORLD_LOCALES), weights=list(WORLD_LOCALES.values()))[0]
+
+
+def _frame(rng: random.Random, local: list[str], english: list[str], empty: list[str],
+           is_empty: bool, locale: str) -> tuple[str, str]:  # fmt: skip
+    """A frame and the locale its cue words are in (English sentences for a quarter)."""
+    if is_empty:
+        return rng.choice(empty), locale
+    if english and (_lang(locale) == "en" or rng.random() < 0.25):
+        return rng.choice(english), "en_US"
+    return rng.choice(local), locale
+
+
+def _distractors(rng: random.Random, locale: str, cues: str, doc: WorldDoc) -> dict[str, Slot]:
+    """Slots every world frame may hold: cue words, separators and unlabelled values."""
+    lang = _lang(cues)
+    day = world_day(rng)
+    return {
+        "sep": _separator(rng, lang), "end": rng.choice([_LANGUAGE_STOP.get(lang, "."), ""]),
+        "stop": _LANGUAGE_STOP.get(lang, ". "), "ref": cue(rng, cues, "ref"),
+        "inv": invoice_no(rng), "tel": phrase(rng, cues, "tel"), "phone": phone(rng),
+        "date_lead": cue(rng, cues, "date"), "date": world_date(rng, day, locale),
+        "other_lead": cue(rng, cues, "other"),
+        "other": world_date(rng, day - dt.timedelta(days=rng.randint(3, 400)), locale),
+        "total_lead": cue(rng, cues, "total"), "sub_lead": cue(rng, cues, "sub"),
+        "qty_lead": cue(rng, cues, "qty"), "time": clock(rng), "city": rng.choice(CITIES),
+        "room": f"{rng.randint(1, 6)}.{rng.randint(10, 40)}", "pct": pct(rng),
+        "money": doc.money(doc.value()),
+        "qty": world_quantity(rng, locale, rng.choice(["weight", "count", "length", "volume"])),
+    }  # fmt: skip
+
+
+def price_world(rng: random.Random, empty: bool) -> dict[str, Any]:
+    """A line in one of the world's locales with a price in its formats."""
+    locale = _locale(rng)
+    template, cues = _frame(rng, PRICE_FRAMES, PRICE_FRAMES_EN, PRICE_EMPTY_FRAMES, empty, locale)
+    doc = WorldDoc(rng, locale)
+    slots = _distractors(rng, locale, cues, doc)
+    slots["lead"] = cue(rng, cues, "total")
+    if "{total}" in template:
+        value, text = doc.total()
+        slots["total"] = doc.money(value, labelled=True, text=text)
+        part = Decimal(str(rng.uniform(0.05, 0.9)))
+        sub = (value * part).quantize(Decimal(1).scaleb(-(0 if doc.whole else doc.decimals)))
+        slots["sub"] = doc.money(max(sub, Decimal(1)))
+    return render(template, slots)
+
+
+def date_world(rng: random.Random, empty: bool) -> dict[str, Any]:
+    """A line in one of the world's locales with a date in its CLDR formats."""
+    locale = _locale(rng)
+    template, cues = _frame(rng, DATE_FRAMES, DATE_FRAMES_EN, DATE_EMPTY_FRAMES, empty, locale)
+    doc = WorldDoc(rng, locale)
+    slots = _distractors(rng, locale, cues, doc)
+    slots["lead"] = cue(rng, cues, "date")
+    if "{main}" in template:
+        main = world_day(rng)
+        slots["main"] = [(world_date(rng, main, locale, check=True), "DATE")]
+        slots["other"] = world_date(rng, main - dt.timedelta(days=rng.randint(3, 400)), locale)
+    return render(template, slots)
+
+
+def quantity_world(rng: random.Random, empty: bool) -> dict[str, Any]:
+    """A line in one of the world's locales with a measured or counted quantity."""
+    locale = _locale(rng)
+    kinds = list(QUANTITY_KINDS)
+    kind = rng.choices(kinds, weights=[QUANTITY_KINDS[k][0] for k in kinds])[0]
+    english = QUANTITY_FRAMES_EN[kind].split("|")
+    template, cues = _frame(rng, QUANTITY_FRAMES, english, QUANTITY_EMPTY_FRAMES, empty, locale)
+    doc = WorldDoc(rng, locale)
+    slots = _distractors(rng, locale, cues, doc)
+    slots["lead"] = cue(rng, cues, kind)
+    if "{qty}" in template:
+        # Unit names in the text's language: an English sentence keeps to symbols.
+        symbols_only = cues != locale and _lang(locale) != "en"
+        slots["qty"] = world_quantity(rng, locale, kind, labelled=True, symbols_only=symbols_only)
+    return render(template, slots)
 
 
 # -- driver ----------------------------------------------------------------------------------
 
+
+def _mixed(
+    document: Callable[[random.Random, bool], dict[str, Any]],
+    world: Callable[[random.Random, bool], dict[str, Any]],
+) -> Callable[[random.Random, bool], dict[str, Any]]:
+    def make(rng: random.Random, empty: bool) -> dict[str, Any]:
+        return (document if rng.random() < DOCUMENT_SHARE else world)(rng, empty)
+
+    return make
+
+
 MAKERS: dict[str, Callable[[random.Random, bool], dict[str, Any]]] = {
-    "extract_price": price_example,
-    "extract_date": date_example,
-    "extract_quantity": quantity_example,
+    "extract_price": _mixed(price_document, price_world),
+    "extract_date": _mixed(date_document, date_world),
+    "extract_quantity": _mixed(quantity_document, quantity_world),
 }
 
 
@@ -633,19 +1622,28 @@ def _check_alignment(example: dict[str, Any]) -> None:
     starts, ends = {t.start for t in tokens}, {t.end for t in tokens}
     for span in example["spans"]:
         if span["start"] not in starts or span["end"] not in ends:
-            raise AssertionError(f"span {span} cuts a token in {example['text']!r}")
+            raise Rejected("span cuts a token", f"{span['value']!r} in {example['text']!r}")
 
 
 def generate(unit: str, count: int = COUNT) -> list[dict[str, Any]]:
-    """The annotated examples of ``unit``: distinct texts, ``NO_VALUE_SHARE`` of them empty."""
+    """The annotated examples of ``unit``: distinct texts, ``NO_VALUE_SHARE`` of them empty.
+
+    Candidates that fail a check are dropped and counted in ``STATS`` (reset here).
+    """
     rng = random.Random(SEED + UNITS.index(unit))
+    STATS.clear()
+    SAMPLES.clear()
     examples: list[dict[str, Any]] = []
     seen: set[str] = set()
     while len(examples) < count:
-        example = MAKERS[unit](rng, rng.random() < NO_VALUE_SHARE)
+        try:
+            example = MAKERS[unit](rng, rng.random() < NO_VALUE_SHARE)
+            _check_alignment(example)
+        except Rejected as rejected:
+            _count(f"dropped: {rejected.reason}", rejected.detail)
+            continue
         if example["text"] in seen:
             continue
-        _check_alignment(example)
         seen.add(example["text"])
         examples.append(example)
     return examples
@@ -656,10 +1654,21 @@ def to_jsonl(examples: list[dict[str, Any]]) -> str:
     return "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in examples)
 
 
+def _print_stats(unit: str) -> None:
+    print(f"{unit}: {sum(n for r, n in STATS.items() if r.startswith('dropped'))} dropped")
+    for reason, number in STATS.most_common():
+        print(f"  {number:5d}  {reason}")
+        for sample in SAMPLES.get(reason, [])[:4]:
+            print(f"           {sample[:150]}")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Write (or with ``--check`` compare) every unit's annotated examples."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare, do not write")
+    parser.add_argument(
+        "--stats", action="store_true", help="print dropped candidates, write nothing"
+    )
     parser.add_argument("--print-blocks", action="store_true", help="print the crf blocks")
     args = parser.parse_args(argv)
     if args.print_blocks:
@@ -669,7 +1678,9 @@ def main(argv: list[str] | None = None) -> int:
     for unit in UNITS:
         path = HERE / f"{unit}.annotated.jsonl"
         content = to_jsonl(generate(unit))
-        if args.check:
+        if args.stats:
+            _print_stats(unit)
+        elif args.check:
             if not path.is_file() or path.read_text(encoding="utf-8") != content:
                 print(f"{path} differs from the generator's output", file=sys.stderr)
                 status = 1
