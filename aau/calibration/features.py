@@ -8,6 +8,14 @@ validator's outcome, the OCR quality of the text under the answer, how well the 
 the answer fits its neighbours and the unit's description, and how many of the other paths'
 answers on the same text equal it), into a ``PathObservation``.
 
+Since v3 it also reads the text for what the answer leaves unexplained (``text_signals``): the
+value-like mentions of the unit's kind (money, dates, quantities, numbers) that no answer span
+covers, how much of the text is not Latin script or digits, and whether a currency or unit field
+was returned as written rather than as a code the values layer knows. A path that says "no
+value" on a text holding "1 250,50 Kč" has an unexplained money mention: the value is there in
+a form the path did not recognise, which the calibrator can tell from a text with none. And
+``witness_signals`` gives the share of the other paths that found a value.
+
 ``FEATURE_SPEC`` turns an observation into the calibrator's input vector. A signal can be
 missing (a path that never ran, a text not read from a document, no embedding model installed,
 no other path that answered):
@@ -18,20 +26,33 @@ spec it was fitted with; ``aau.calibration.calibrator`` refuses one fitted for a
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
+import logging
 import math
 import re
 import threading
 import time
-from collections.abc import Mapping, Sequence
+import unicodedata
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
+import aau.values
 from aau.calibration.base import OUTCOMES, PathEvidence
 from aau.fallbacks.normalize import normalizer_for, table_normalizer
 from aau.registry import UnknownName
+from aau.values import (
+    CANONICAL_UNITS,
+    currency_codes,
+    currency_renderings,
+    find_dates,
+    find_numbers,
+    find_quantities,
+    read_unit,
+)
 
 if TYPE_CHECKING:
     from aau.engines.base import Generation
@@ -47,12 +68,15 @@ __all__ = [
     "SentenceEmbedder",
     "agreement_signals",
     "coherence_signals",
+    "field_kinds",
     "generation_signals",
     "observe",
     "output_normalizers",
     "same_output",
     "sentence_around",
     "span_signals",
+    "text_signals",
+    "witness_signals",
 ]
 
 PATHS = ("primary", "crf", "heuristic")
@@ -164,7 +188,7 @@ class FeatureSpec:
 
 
 FEATURE_SPEC = FeatureSpec(
-    version=2,
+    version=3,
     paths=PATHS,
     outcomes=OUTCOMES,
     features=(
@@ -196,6 +220,15 @@ FEATURE_SPEC = FeatureSpec(
         Feature("coherence_description"),
         # v2: the share of the other paths' answers on the same text that equal this one
         Feature("agreement"),
+        # v3: what the text holds that the answer does not explain (``text_signals``)
+        Feature("mentions", "log1p"),
+        Feature("unexplained", "log1p"),
+        Feature("unexplained_numbers", "log1p"),
+        Feature("non_latin_share"),
+        Feature("digit_share"),
+        Feature("unknown_marker"),
+        # v3: the share of the other paths' answers that state a value
+        Feature("witnesses_with_value"),
     ),
 )
 """The feature spec this version of AAU reads observations with."""
@@ -492,6 +525,408 @@ def agreement_signals(
     return {"agreement": agreeing / len(witnesses)}
 
 
+def witness_signals(witnesses: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """The share of the other paths' answers (``witnesses``) that state a value (a field not None).
+
+    Beside ``agreement`` it shows "I say nothing, the others found something". Missing (empty)
+    without witnesses, like agreement.
+    """
+    if not witnesses:
+        return {}
+    return {"witnesses_with_value": sum(map(_states_value, witnesses)) / len(witnesses)}
+
+
+def _states_value(output: Any) -> bool:
+    return isinstance(output, Mapping) and any(v is not None for v in output.values())
+
+
+# -- what the text holds that the answer does not explain -----------------------------------
+
+_log = logging.getLogger(__name__)
+
+Kind = Literal["money", "date", "quantity", "number"]
+"""The kinds of value ``text_signals`` looks for."""
+Marker = Literal["currency", "unit"]
+"""The fields whose value is a code: a currency's, a unit's."""
+
+_SCAN_CHARS = 20_000
+"""Characters of the text the text signals read (from its start). The counts are log1p, so
+past a few pages more mentions change little, while the cost grows with the text."""
+_MAX_CANDIDATES = 64  # numbers read as money at most; a text with more is a table, not prose
+_MAX_TOKEN = 64  # a longer token ("9" * 50_000) is no currency marker
+_FINDER_MARGIN = 1  # tokens around a candidate and its markers that the finder reads
+
+# ``find_money`` is the values layer's money finder; before it exists, money is approximated as
+# a number with a currency marker next to it.
+_FIND_MONEY: Any = getattr(aau.values, "find_money", None)
+
+_BASE_KINDS: dict[str, tuple[Kind | None, Marker | None]] = {
+    "amount": ("money", None),
+    "currency": ("money", "currency"),
+    "date": ("date", None),
+    "date_mdy": ("date", None),
+    "unit": ("quantity", "unit"),
+    "number": ("number", None),
+}
+
+
+def _base_name(normalizer: str) -> str:
+    """The registered normalizer a field's normalizer stands on (a unit's table: its base)."""
+    table = getattr(normalizer, "table", None)
+    base = getattr(table, "base", None)
+    return base if isinstance(base, str) else str(normalizer)
+
+
+def _kind_of(normalizer: str) -> tuple[Kind | None, Marker | None]:
+    base = _base_name(normalizer)
+    if base in _BASE_KINDS:
+        return _BASE_KINDS[base]
+    if base.startswith("grammar:"):
+        grammar = base.removeprefix("grammar:")
+        if "currency" in grammar or "iso4217" in grammar:
+            return "money", "currency"
+        if "money" in grammar:
+            return "money", None
+        if "date" in grammar:
+            return "date", None
+        if "percentage" in grammar or "number" in grammar:
+            return "number", None
+    return None, None
+
+
+def field_kinds(
+    normalizers: Mapping[str, str] | None,
+) -> dict[str, tuple[Kind | None, Marker | None]]:
+    """Output field -> (the kind of value it holds, the kind of marker it is), from its normalizer.
+
+    Kinds: ``money`` (``amount``, ``currency``, money grammars), ``date``, ``quantity`` (a
+    ``unit`` field) and ``number``; markers: ``currency`` and ``unit`` (the fields whose value
+    is a code the values layer may not know). A unit's table counts as its base normalizer; a
+    field of another normalizer has neither (None).
+    """
+    return {field_name: _kind_of(name) for field_name, name in (normalizers or {}).items()}
+
+
+def _unit_kinds(normalizers: Mapping[str, str]) -> frozenset[Kind]:
+    kinds: set[Kind] = {kind for kind, _ in field_kinds(normalizers).values() if kind is not None}
+    if kinds & {"money", "quantity"}:  # a number field is then the amount of the money or quantity
+        kinds.discard("number")
+    return frozenset(kinds)
+
+
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f"
+_TOKEN = re.compile(f"[{_CJK}]|[^\\s{_CJK}]+")
+_CJK_CHAR = re.compile(f"[{_CJK}]")
+_NOT_MARKER = re.compile(r"[\d\s.,;:!?()\[\]{}\"'«»「」<>/+\-–—_%#*]+")
+
+
+def _written_with_digits(text: str) -> bool:
+    """Digits or CJK numerals: number words ("due", Italian for 2) are common words too."""
+    return any(c.isdigit() for c in text) or _CJK_CHAR.search(text) is not None
+
+
+# Short words that CLDR knows as currency markers too ("or" is gold, XAU; "ft" the forint).
+_COMMON_WORDS = frozenset({"or", "ft", "den", "sum", "e", "s", "da"})
+
+
+@lru_cache(maxsize=4096)
+def _is_marker(token: str, strict: bool) -> bool:
+    """Whether a token holds a currency marker ("Kč", "EUR", "$1,250", "руб.", "1250€").
+
+    ``strict``: a word of up to three ASCII letters only as a currency writes it ("kr", "EUR";
+    not "le", "all", which CLDR also knows as markers, any case) and not a common word.
+    """
+    if any(unicodedata.category(c) == "Sc" for c in token):
+        return True
+    for piece in _NOT_MARKER.split(token):
+        if not 0 < len(piece) <= 16:
+            continue
+        codes = currency_codes(piece)
+        if not codes:
+            continue
+        if not strict or not (piece.isascii() and len(piece) <= 3):
+            return True
+        if piece not in _COMMON_WORDS and any(
+            piece in written or f"{piece}." in written
+            for written in (currency_renderings(c) for c in codes)
+        ):
+            return True
+    return False
+
+
+_CJK_AFTER = re.compile(f"\\s?([{_CJK}]{{1,8}})")
+_CJK_BEFORE = re.compile(f"([{_CJK}]{{1,8}})\\s?$")
+
+
+def _cjk_marker(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """A currency marker of CJK characters ("円", "ドル", "人民币") right after or before a span.
+
+    CJK text has no spaces, so a marker is a prefix of the run of CJK characters after the
+    number (a suffix of the run before it); returned with the span.
+    """
+    after = _CJK_AFTER.match(text, end)
+    if after is not None:
+        run = after[1]
+        if any(currency_codes(run[:n]) for n in range(1, len(run) + 1)):
+            return start, after.end()
+    before = _CJK_BEFORE.search(text, max(0, start - 9), start)
+    if before is not None:
+        run = before[1]
+        if any(currency_codes(run[-n:]) for n in range(1, len(run) + 1)):
+            return before.start(), end
+    return None
+
+
+@lru_cache(maxsize=64)  # the paths of one run, and the rows of one record, share their text
+def _numbers(text: str) -> tuple[tuple[int, int], ...]:
+    return tuple((n.start, n.end) for n in find_numbers(text) if _written_with_digits(n.text))
+
+
+def _token_index(starts: Sequence[int], position: int) -> int:
+    return max(0, bisect.bisect_right(starts, position) - 1)
+
+
+def _markers_near(
+    text: str,
+    tokens: Sequence[tuple[int, int]],
+    starts: Sequence[int],
+    span: tuple[int, int],
+    reach: int,
+    strict: bool,
+) -> list[tuple[int, int]]:
+    """The currency markers among the ``reach`` tokens on each side of ``span``, left to right.
+
+    The number's own token counts ("$1,250", "1250€"); so does a marker of CJK characters
+    next to it. ``starts``: where each of ``tokens`` starts.
+    """
+    first = _token_index(starts, span[0])
+    last = max(first, _token_index(starts, max(span[0], span[1] - 1)))
+    near = range(max(0, first - reach), min(len(tokens), last + reach + 1))
+    markers = [tokens[i] for i in near if tokens[i][1] - tokens[i][0] <= _MAX_TOKEN
+               and _is_marker(text[tokens[i][0] : tokens[i][1]], strict)]  # fmt: skip
+    cjk = _cjk_marker(text, *span) if not markers else None
+    return [cjk] if cjk is not None else markers
+
+
+def _gap(a: tuple[int, int], b: tuple[int, int]) -> int:
+    return max(0, b[0] - a[1], a[0] - b[1])
+
+
+_TRAILING = ".,;:!?)]}»\"'"
+
+
+@lru_cache(maxsize=64)
+def _money(text: str) -> tuple[tuple[int, int], ...]:
+    """Spans of the money mentions of ``text``.
+
+    ``find_money`` reads each number with the words around it, which costs tens of
+    milliseconds on a text full of numbers; it is asked only about the numbers with a currency
+    marker within three tokens of them, each with the words around it that a marker of several
+    words needs. Without the finder, see ``_approximate_money``.
+    """
+    tokens = [(m.start(), m.end()) for m in _TOKEN.finditer(text)]
+    starts = [s for s, _ in tokens]
+    if _FIND_MONEY is None:
+        return _approximate_money(text, tokens, starts)
+    candidates = []
+    for number in _numbers(text):
+        markers = _markers_near(text, tokens, starts, number, 3, strict=False)
+        if markers:
+            candidates.append((min(number[0], markers[0][0]), max(number[1], markers[-1][1])))
+            if len(candidates) >= _MAX_CANDIDATES:
+                break
+    found: list[tuple[int, int]] = []
+    for low, high in _merged(candidates):
+        # a token more on each side: the rest of a marker of several words ("dollari australiani")
+        first = max(0, _token_index(starts, low) - _FINDER_MARGIN)
+        last = min(len(tokens) - 1, _token_index(starts, max(low, high - 1)) + _FINDER_MARGIN)
+        offset = tokens[first][0]
+        for money in _FIND_MONEY(text[offset : tokens[last][1]]):
+            found.append((offset + money.start, offset + money.end))
+    return _disjoint(found)
+
+
+def _approximate_money(
+    text: str, tokens: Sequence[tuple[int, int]], starts: Sequence[int]
+) -> tuple[tuple[int, int], ...]:
+    """Money without the finder: a number with a currency marker in the token before or after.
+
+    A marker between two numbers ("VAT 7%: GBP 562.04") goes to the nearer one.
+    """
+    taken: dict[tuple[int, int], tuple[int, tuple[int, int]]] = {}  # marker -> (gap, number)
+    for number in _numbers(text):
+        markers = _markers_near(text, tokens, starts, number, 1, strict=True)
+        if not markers:
+            continue
+        marker = min(markers, key=lambda m: _gap(number, m))
+        gap = _gap(number, marker)
+        if marker not in taken or gap < taken[marker][0]:
+            taken[marker] = (gap, number)
+        if len(taken) >= _MAX_CANDIDATES:
+            break
+    spans = []
+    for marker, (_, number) in taken.items():
+        start, end = min(number[0], marker[0]), max(number[1], marker[1])
+        while end > number[1] and text[end - 1] in _TRAILING:
+            end -= 1
+        spans.append((start, end))
+    return _disjoint(spans)
+
+
+def _merged(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
+
+
+def _disjoint(spans: Iterable[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    """The spans left to right, each one overlapping an earlier one dropped."""
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(set(spans), key=lambda s: (s[0], -s[1])):
+        if not out or start >= out[-1][1]:
+            out.append((start, end))
+    return tuple(out)
+
+
+@lru_cache(maxsize=64)
+def _dates(text: str) -> tuple[tuple[int, int], ...]:
+    return tuple((d.start, d.end) for d in find_dates(text))
+
+
+_BARE_NUMBER = re.compile(r"[\d\s.,\-]+")
+
+
+@lru_cache(maxsize=64)
+def _quantities(text: str) -> tuple[tuple[int, int], ...]:
+    # A number and a full stop is no quantity (find_quantities reads "2024." as feet).
+    return tuple((q.start, q.end) for q in find_quantities(text)
+                 if not _BARE_NUMBER.fullmatch(q.text))  # fmt: skip
+
+
+_FINDERS: dict[Kind, Callable[[str], tuple[tuple[int, int], ...]]] = {
+    "money": _money,
+    "date": _dates,
+    "quantity": _quantities,
+    "number": _numbers,
+}
+
+
+def _mentions(text: str, kinds: frozenset[Kind]) -> tuple[tuple[int, int], ...]:
+    return _disjoint(span for kind in sorted(kinds) for span in _FINDERS[kind](text))
+
+
+def _explained(mention: tuple[int, int], spans: Sequence[tuple[int, int]]) -> bool:
+    start, end = mention
+    return any(max(start, s) < min(end, e) or (s == e and start <= s < end) for s, e in spans)
+
+
+def _is_latin_letter(char: str) -> bool:
+    # "º" and "ª" (ordinal indicators) and "µ" (micro sign) are written in Latin-script text
+    return unicodedata.name(char, "").startswith(("LATIN", "FULLWIDTH LATIN")) or char in "ºªµ"
+
+
+_LATIN = lru_cache(maxsize=8192)(_is_latin_letter)
+
+
+def _script_signals(text: str) -> dict[str, float]:
+    letters = non_latin = digits = visible = 0
+    for char in text:
+        if char.isspace():
+            continue
+        visible += 1
+        if char.isdigit():
+            digits += 1
+        elif char.isalpha():
+            letters += 1
+            if not (char.isascii() or _LATIN(char)):
+                non_latin += 1
+    signals = {"digit_share": digits / visible} if visible else {}
+    if letters:
+        signals["non_latin_share"] = non_latin / letters
+    return signals
+
+
+def _filled_spans(
+    output: Mapping[str, Any], spans: Mapping[str, tuple[int, int]]
+) -> list[tuple[int, int]]:
+    """The spans of the fields that hold a value (a span that is no pair of offsets is left out)."""
+    filled = []
+    for name, span in spans.items():
+        if output.get(name) is None:
+            continue
+        try:
+            filled.append((int(span[0]), int(span[1])))
+        except (TypeError, ValueError, IndexError):
+            continue
+    return filled
+
+
+def _unknown_marker(value: Any, marker: Marker) -> bool:
+    if value is None:
+        return False
+    if not isinstance(value, str):
+        return True
+    if marker == "currency":  # a three-letter ISO code, or the marker as written
+        return not (len(value) == 3 and value.isascii() and value.isupper()
+                    and value in currency_codes(value))  # fmt: skip
+    return value not in CANONICAL_UNITS and read_unit(value) is None
+
+
+def text_signals(
+    text: str,
+    output: Mapping[str, Any],
+    spans: Mapping[str, tuple[int, int]],
+    normalizers: Mapping[str, str] | None,
+) -> dict[str, float]:
+    """What the text holds that the answer does not explain, and how unlike familiar text it is.
+
+    - ``mentions``: value-like mentions of the kinds the unit's fields hold (money for an
+      amount or currency field, dates for a date field, quantities for a unit field, numbers
+      for a number field alone); ``unexplained``: those no span of a filled field overlaps (a
+      "no value" answer explains none). Missing without the unit's normalizers.
+    - ``unexplained_numbers``: numbers written with digits (or CJK numerals) outside the answer.
+    - ``non_latin_share``: the share of letters not of Latin script (missing without letters);
+      ``digit_share``: the share of the visible characters that are digits (missing if none).
+    - ``unknown_marker``: 1.0 when a currency field holds no ISO code, or a unit field a unit
+      the values layer does not know ("chairs"): the marker returned as written. Missing when
+      the unit has no such field.
+
+    Only the first ``_SCAN_CHARS`` characters are read. Never raises: a signal the values
+    layer fails on is left missing.
+    """
+    if not isinstance(text, str):
+        return {}
+    text = text[:_SCAN_CHARS]
+    if not isinstance(output, Mapping):  # an invalid answer may be any JSON
+        output = {}
+    signals: dict[str, float] = {}
+    try:
+        filled = _filled_spans(output, spans)
+        signals |= _script_signals(text)
+        signals["unexplained_numbers"] = float(
+            sum(not _explained(n, filled) for n in _numbers(text))
+        )
+        if normalizers is not None:
+            kinds = _unit_kinds(normalizers)
+            if kinds:
+                mentions = _mentions(text, kinds)
+                signals["mentions"] = float(len(mentions))
+                signals["unexplained"] = float(sum(not _explained(m, filled) for m in mentions))
+            markers = [(name, marker) for name, (_, marker) in field_kinds(normalizers).items()
+                       if marker is not None]  # fmt: skip
+            if markers:
+                signals["unknown_marker"] = float(
+                    any(_unknown_marker(output.get(name), marker) for name, marker in markers)
+                )
+    except Exception:  # a values-layer failure costs its signals, never the run
+        _log.debug("text signals failed", exc_info=True)
+    return signals
+
+
 def _ocr_signals(
     document: Document | None, spans: Mapping[str, tuple[int, int]]
 ) -> dict[str, float]:
@@ -529,4 +964,6 @@ def observe(evidence: PathEvidence, embedder: SentenceEmbedder | None = None) ->
     signals |= _ocr_signals(evidence.document, answer.spans)
     signals |= coherence_signals(evidence.text, answer.spans, evidence.description, embedder)
     signals |= agreement_signals(answer.output, evidence.witnesses, evidence.normalizers)
+    signals |= witness_signals(evidence.witnesses)
+    signals |= text_signals(evidence.text, answer.output, answer.spans, evidence.normalizers)
     return PathObservation(path=evidence.path, outcome=evidence.outcome, signals=signals)

@@ -39,6 +39,8 @@ from aau.calibration.features import (
     generation_signals,
     output_normalizers,
     span_signals,
+    text_signals,
+    witness_signals,
 )
 from aau.calibration.report import EvaluatedAnswer, selection_accuracy, summarize
 from aau.engines.base import Generation
@@ -65,7 +67,8 @@ __all__ = [
 
 HEADLINE = ("ece", "ece_raw", "brier", "selection_accuracy", "best_single_path_accuracy")
 _MASKABLE = (("ocr_quality", "ocr_document_quality"),
-             ("coherence_neighbours", "coherence_description"), ("agreement",))  # fmt: skip
+             ("coherence_neighbours", "coherence_description"),
+             ("agreement", "witnesses_with_value"))  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,10 +178,13 @@ def labelled_answers(
 ) -> list[LabelledAnswer]:
     """Flatten the run records into one labelled answer per path per text case.
 
-    The model's token signals, the span signals and agreement are recomputed from the stored
-    tokens, spans and outputs, so a change to ``generation_signals``, ``span_signals`` or
-    ``agreement_signals`` needs no new runs. Every path ran on every text, so each answer's
-    witnesses are the other paths that produced an output, as a calibrated unit run has them.
+    The model's token signals, the span signals, agreement, the witnesses' values and the text
+    signals are recomputed from the stored tokens, spans, outputs and text, so a change to
+    ``generation_signals``, ``span_signals``, ``agreement_signals``, ``witness_signals`` or
+    ``text_signals`` needs no new runs (a record without its text leaves the text signals
+    missing). Every path ran on every text, so each
+    answer's witnesses are the other paths that produced an output, as a calibrated unit run
+    has them.
 
     Args:
         records: the labelled runs (``aau.fitting.runs.load_runs``).
@@ -202,11 +208,16 @@ def labelled_answers(
     answers = []
     for record in records:
         outputs = [row["output"] for row in record["rows"]]
+        fields = normalizers.get(record["unit"])
         for index, row in enumerate(record["rows"]):
             signals = dict(row["signals"])
-            signals |= span_signals({k: (v[0], v[1]) for k, v in row.get("spans", {}).items()})
+            spans = {k: (v[0], v[1]) for k, v in row.get("spans", {}).items()}
+            signals |= span_signals(spans)
             witnesses = outputs[:index] + outputs[index + 1 :]
-            signals |= agreement_signals(row["output"], witnesses, normalizers.get(record["unit"]))
+            signals |= agreement_signals(row["output"], witnesses, fields)
+            signals |= witness_signals(witnesses)
+            if isinstance(record.get("text"), str):
+                signals |= text_signals(record["text"], row["output"], spans, fields)
             if "generation" in row:
                 tokens = row["generation"]
                 generation = Generation(

@@ -16,7 +16,13 @@ from aau.calibration.calibrator import (
     load_calibrator,
     network,
 )
-from aau.calibration.features import FEATURE_SPEC, Feature, FeatureSpec, PathObservation
+from aau.calibration.features import (
+    FEATURE_SPEC,
+    Feature,
+    FeatureSpec,
+    PathObservation,
+    text_signals,
+)
 from aau.errors import CalibrationError
 
 OBSERVATIONS = [
@@ -137,8 +143,14 @@ def test_confidence_compares_the_answer_with_its_witnesses() -> None:
         normalizers={"unit": "unit"},
     ))  # fmt: skip
     signals = {"confidence": 0.6, "null_answer": 0.0, "filled_share": 1.0}
-    expected = calibrator.score(PathObservation("primary", "valid", {**signals, "agreement": 1.0}))
+    # v3: the text signals too (read from the text and the answer, not from the witnesses)
+    read = text_signals("15 boxes", answer.output, answer.spans, {"unit": "unit"})
+    expected = calibrator.score(PathObservation(
+        "primary", "valid", {**signals, **read, "agreement": 1.0, "witnesses_with_value": 1.0}
+    ))  # fmt: skip
     assert agreeing == pytest.approx(expected)
     alone = calibrator.confidence(PathEvidence("primary", answer, **context))
-    assert alone == pytest.approx(calibrator.score(PathObservation("primary", "valid", signals)))
+    alone_read = text_signals("15 boxes", answer.output, answer.spans, None)
+    expected_alone = PathObservation("primary", "valid", {**signals, **alone_read})
+    assert alone == pytest.approx(calibrator.score(expected_alone))
     assert alone != pytest.approx(agreeing)
