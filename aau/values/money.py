@@ -30,7 +30,7 @@ import re
 import unicodedata
 from collections import defaultdict
 from decimal import Decimal
-from functools import cache
+from functools import cache, lru_cache
 from typing import NamedTuple
 
 from aau.values import _cldr, numbers
@@ -284,6 +284,7 @@ def _hints(code: str) -> re.Pattern[str] | None:
     return re.compile("|".join(parts))
 
 
+@lru_cache(maxsize=1 << 14)
 def _latin(text: str) -> bool:
     return all(not c.isalpha() or "LATIN" in unicodedata.name(c, "") for c in text)
 
@@ -293,6 +294,7 @@ def _generic_stems() -> frozenset[str]:
     return frozenset(word[:5] for word in _GENERIC_NAME_WORDS if len(word) >= 5)
 
 
+@cache
 def _stems(code: str) -> frozenset[str]:
     """Five-letter stems of the Latin words of ``_hint_phrases`` ("finla" for "finlandese")."""
     return frozenset(
@@ -324,15 +326,24 @@ def _from_context(candidates: frozenset[str], context: str) -> str | None:
         return next(iter(hinted))
     # Inflected qualifiers ("marchi finlandesi", "fiorini olandesi"): stems no other candidate has.
     words = {w[:5] for w in re.findall(r"[^\W\d_]{5,}", folded) if _latin(w)} - _generic_stems()
-    stems = {code: _stems(code) for code in candidates}
-    shared = {
-        stem
-        for code, found in stems.items()
-        for stem in found
-        if any(stem in other for other_code, other in stems.items() if other_code != code)
-    }
-    stemmed = {code for code, found in stems.items() if (found - shared) & words}
+    if not words:
+        return None
+    stemmed = {code for code, found in _own_stems(candidates).items() if found & words}
     return next(iter(stemmed)) if len(stemmed) == 1 else None
+
+
+@cache
+def _own_stems(candidates: frozenset[str]) -> dict[str, frozenset[str]]:
+    """Each candidate's stems that no other candidate shares."""
+    stems = {code: _stems(code) for code in candidates}
+    return {
+        code: frozenset(
+            stem
+            for stem in found
+            if not any(stem in other for other_code, other in stems.items() if other_code != code)
+        )
+        for code, found in stems.items()
+    }
 
 
 def _from_locale(marker: str, candidates: frozenset[str], locale: str) -> str | None:
@@ -450,6 +461,10 @@ _LOWERCASE_CODES = frozenset({"usd", "eur", "gbp", "jpy", "chf", "cad", "aud", "
                               "czk", "huf", "try", "brl", "mxn", "krw", "zar"})  # fmt: skip
 
 
+_COMMON_WORDS = frozenset({"le", "or", "sum", "den", "som", "all", "mark", "rand", "real"})
+"""Markers that are far more often words: French "le" (SLE), "or" (gold), Swedish "som"."""
+
+
 def _written_as_marker(piece: str) -> bool:
     """Whether ``piece`` is written as a currency marker, not as a common word that is one.
 
@@ -459,6 +474,8 @@ def _written_as_marker(piece: str) -> bool:
     """
     if len(piece) == 1 and piece.isascii() and piece.isalpha():
         return piece.isupper()
+    if piece.casefold() in _COMMON_WORDS and not piece.isupper():
+        return False
     if len(piece) == 3 and piece.isascii() and piece.isalpha() and not piece.isupper():
         codes = currency_codes(piece)
         return not (codes == {piece.upper()}) or piece.casefold() in _LOWERCASE_CODES
@@ -727,11 +744,31 @@ def find_money(text: str, *, locale: str | None = None) -> list[MoneySpan]:
             break
         first = _token_at(starts, number.start)
         last = _token_at(starts, max(number.start, number.end - 1))
+        if not _marker_near(text, tokens, first, last):
+            continue  # most numbers (dates, phone numbers, counts) have no marker: skip early
         best = _widest_reading(text, tokens, first, last, covered, locale)
         if best is not None:
             found.append(best)
             covered = best.end
     return found
+
+
+def _marker_near(text: str, tokens: list[tuple[int, int]], first: int, last: int) -> bool:
+    """Whether a currency marker may stand in the tokens around ``first..last``."""
+    low, high = max(0, first - _TOKENS_BEFORE), min(len(tokens), last + _TOKENS_AFTER + 1)
+    pieces = [text[a:b] for a, b in tokens[low:high]]
+    for index, piece in enumerate(pieces):
+        if any(unicodedata.category(c) == "Sc" for c in piece):
+            return True
+        joined = ""
+        for following in pieces[index : index + 8]:  # "hk $", "ドル", "パナマ・バルボア"
+            joined += following
+            if len(joined) > 24:
+                break
+            bare = joined.strip(".,;:!?()[]'\"")
+            if bare and not bare.isdigit() and currency_codes(bare):
+                return True
+    return False
 
 
 def _token_at(starts: list[int], position: int) -> int:

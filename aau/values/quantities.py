@@ -478,6 +478,8 @@ def _compound(unit: str) -> str | None:
         above = _canonical(numerator)
         if above is None:
             continue
+        if above in _TEMPERATURES and below in _TEMPERATURES:
+            continue  # "10 celsius a fahrenheit": a conversion asked for, not a unit
         name = f"{above}/{below}"
         return _COMPOUND_NAMES.get(name, name)
     return cldr_per
@@ -555,8 +557,14 @@ def _unit_after(text: str) -> tuple[str, int] | None:
     if ends and _UNSPACED.search(stripped[: ends[0]]):
         ends += list(range(min(ends[0], 10), 0, -1))  # scripts without spaces: "米半", "公斤"
     for end in sorted(set(ends), reverse=True):
-        candidate = stripped[:end].rstrip(",;:")
+        candidate = stripped[:end].rstrip(",;:?!)\"'»")
+        last = candidate.rsplit(None, 1)
+        if len(last) == 2 and len(last[1]) == 1 and last[1].islower() and stripped[end:].strip():
+            continue  # "106 K a grados": a one-letter word between words is a word
         unit = read_unit(candidate)
+        if unit is None and candidate.endswith("."):
+            candidate = candidate[:-1]  # "190 km2.": the sentence's full stop
+            unit = read_unit(candidate)
         if unit is not None:
             if candidate.endswith(".") and read_unit(candidate[:-1]) == unit:
                 candidate = candidate[:-1]  # the sentence's full stop, not an abbreviation's
@@ -696,20 +704,52 @@ def read_quantity_range(text: str) -> QuantityRange | None:
     return QuantityRange(numbers._number(low), numbers._number(second.value), unit[0])  # noqa: SLF001
 
 
+_TEMPERATURES = frozenset({"°C", "°F", "K", "°R", "°"})
+_BEFORE_CHARS = 8  # "华氏温度98.6度": a scale word may stand a few characters before the number
+
+
 def find_quantities(text: str) -> list[QuantitySpan]:
-    """Every number followed by a unit in ``text`` ("12 boxes", "2,5 kg"), with its span."""
+    """Every number with its unit in ``text``, with its span, left to right.
+
+    "12 boxes", "2,5 kg", "tien kilometer", "12千米", "华氏温度98.6度": each number of the
+    text (digits, CJK numerals, number words) is read with the unit after it as
+    ``read_quantity`` reads a span; a degree without its scale looks for the scale just before
+    the number. Numbers glued to letters are codes, not quantities.
+    """
     if not isinstance(text, str) or not text.strip():
         return []
-    prepared = numbers.fold(text[: numbers.MAX_TEXT]).replace("º", "°")
+    text = text[: numbers.MAX_TEXT]
+    prepared = numbers.fold(text).replace("º", "°")
     out: list[QuantitySpan] = []
-    for hit in numbers._scan(prepared, letters=False):  # noqa: SLF001
-        after = _unit_after(prepared[hit.end : hit.end + 48])
-        if after is None:
+    covered = 0
+    for number in numbers.find_numbers(text):
+        if number.start < covered:
             continue
-        end = hit.end + after[1]
-        out.append(QuantitySpan(hit.start, end, text[hit.start : end],
-                                numbers._number(hit.value), after[0]))  # noqa: SLF001  # fmt: skip
+        found = _quantity_at(prepared, number.start, number.end)
+        if found is None:
+            continue
+        value, unit, start, end = found
+        out.append(QuantitySpan(start, end, text[start:end], numbers._number(value), unit))  # noqa: SLF001
+        covered = end
     return out
+
+
+def _quantity_at(text: str, start: int, end: int) -> tuple[Decimal, str, int, int] | None:
+    """The quantity whose number is ``text[start:end]``: (value, unit, start, end), or None."""
+    window = text[start : min(len(text), end + 48)]
+    found = _read(window)
+    if found is None or found[2] != 0:
+        return None
+    value, unit, _, used = found
+    if unit == "°" and start > 0:
+        lead = max(0, start - _BEFORE_CHARS)
+        clause = re.split(r"[,;.!?。，]", text[lead:start])[-1]
+        for cut in range(len(clause)):  # the longest lead that names the scale
+            wider = _read(clause[cut:] + window)
+            if wider is not None and wider[1] in _TEMPERATURES - {"°"}:
+                begin = start - len(clause) + cut
+                return wider[0], wider[1], begin, begin + wider[3]
+    return value, unit, start, start + used
 
 
 def same_quantity(a: tuple[float, str], b: tuple[float, str], *, rel_tol: float = 1e-6) -> bool:
