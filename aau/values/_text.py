@@ -66,7 +66,7 @@ def squash(text: str) -> str:
     return " ".join(fold(text).split())
 
 
-_DROP = str.maketrans("", "", " .·・‧'")
+_DROP = str.maketrans("", "", " .·・‧'\u200e\u200f\u061c")  # bidi marks of RTL symbols too
 
 
 @lru_cache(maxsize=1 << 17)

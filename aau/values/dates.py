@@ -163,7 +163,8 @@ def _tokens(text: str) -> list[_Token]:
     """Words and digit runs, split at punctuation and at script changes ("5มกราคม2560")."""
     out: list[_Token] = []
     for piece in re.finditer(
-        r"\d+(?:st|nd|rd|th|er|ère|ème|eme|e|º|ª|\.|일|日)?|[^\s\d/\-.,:;()\[\]\"'«»،]+\.?",
+        r"\d+(?:st|nd|rd|th|er|ère|ème|eme|e|º|ª|\.|일|日)?"
+        r"|[^\s\d/\-.,:;()\[\]\"'«»،]+(?:\.[^\s\d/\-.,:;()\[\]\"'«»،]+)*\.?",  # "มี.ค."
         text,
         re.IGNORECASE,
     ):
@@ -182,8 +183,8 @@ def _by_names(text: str, languages: Sequence[str] | None) -> tuple[str, int, int
         match = _ORDINAL.match(token.text)
         if match:
             values[index] = (int(match.group(1)), False)
-        elif token.text.isdigit() and len(token.text) == 4:
-            values[index] = (int(token.text), False)
+        elif len(token.text.rstrip(".")) == 4 and token.text.rstrip(".").isdigit():
+            values[index] = (int(token.text.rstrip(".")), False)  # "3 May 2024." ends a sentence
     spoken = [w if not w[0].isdigit() else "" for w in words]
     for hit in _words.find_word_numbers(
         spoken, [*(languages or ()), *_words.TEXT2NUM_LANGUAGES, "tr"]
@@ -213,8 +214,8 @@ def _by_names(text: str, languages: Sequence[str] | None) -> tuple[str, int, int
 def _around_month(tokens: list[_Token], values: dict[int, tuple[int, bool]], index: int,
                   month: int, text: str) -> tuple[str, int, int] | None:  # fmt: skip
     years = [i for i, (value, spoken) in values.items()
-             if not spoken and len(tokens[i].text) == 4 and tokens[i].text.isdigit()
-             and abs(i - index) <= 6]  # fmt: skip
+             if not spoken and len(tokens[i].text.rstrip(".")) == 4
+             and tokens[i].text.rstrip(".").isdigit() and abs(i - index) <= 6]  # fmt: skip
     years.sort(key=lambda i: abs(i - index))
     if not years or (len(years) > 1 and abs(years[1] - index) == abs(years[0] - index)):
         return None
@@ -231,7 +232,9 @@ def _around_month(tokens: list[_Token], values: dict[int, tuple[int, bool]], ind
     if iso is None:
         return None
     span = [index, year_index, day_first, day_last]
-    return iso, tokens[min(span)].start, tokens[max(span)].end
+    last = tokens[max(span)]
+    end = last.end - 1 if last is tokens[year_index] and last.text.endswith(".") else last.end
+    return iso, tokens[min(span)].start, end
 
 
 def _adjacent_day(tokens: list[_Token], values: dict[int, tuple[int, bool]], month_index: int,

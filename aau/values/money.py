@@ -381,6 +381,9 @@ def read_currency(marker: str, *, locale: str | None = None, context: str = "") 
         return None
     if len(candidates) == 1:
         return next(iter(candidates))
+    written = marker.strip()
+    if written.isupper() and written in candidates:
+        return written  # a code as written wins over the markers it shares ("ILS", not ILR)
     for resolved in (_from_context(candidates, context),
                      _from_locale(marker, candidates, locale) if locale else None):  # fmt: skip
         if resolved is not None:

@@ -446,6 +446,8 @@ def read_unit(text: str) -> str | None:
     unit = squash(text).strip(" ,;:()[]")
     if not unit or len(unit) > 48:
         return None
+    if not unit.strip("."):
+        return None  # a full stop is no unit (its look-up key is the foot mark's, empty)
     if any(c.isdigit() for c in unit) and not _DIGITS_IN_UNIT.fullmatch(unit):
         return None  # digits only as an exponent ("km2", "m3/h") or in "l/100 km"
     direct = _canonical(unit)

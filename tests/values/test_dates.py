@@ -127,3 +127,17 @@ def test_find_dates() -> None:
     ]
     assert [d.value for d in find_dates("on 3/4/2011", order="DMY")] == ["2011-04-03"]
     assert find_dates("") == []
+
+
+def test_a_date_that_ends_a_sentence_is_found_without_its_full_stop() -> None:
+    from aau.values import find_dates
+
+    assert [(d.text, d.value) for d in find_dates("The meeting is on 3 May 2024.")] == [
+        ("3 May 2024", "2024-05-03")
+    ]
+
+
+def test_a_dotted_abbreviation_is_one_month_name() -> None:
+    from aau.values import read_date
+
+    assert read_date("6 มี.ค. 2025") == "2025-03-06"  # Thai: March, never January

@@ -203,3 +203,8 @@ def test_find_money_reads_each_amount_with_its_marker(
 @pytest.mark.parametrize("text", ["", " ", "\x00" * 50, "5" * 5000, "$" * 5000, "€ 5 " * 3000])
 def test_find_money_is_bounded_on_odd_input(text: str) -> None:
     assert isinstance(value_within(5, lambda: values.find_money(text)), list)
+
+
+def test_a_code_as_written_wins_and_bidi_marks_are_ignored() -> None:
+    assert read_currency("ILS") == "ILS"
+    assert read_currency("ج.م.") == read_currency("ج.م.\u200f") == "EGP"

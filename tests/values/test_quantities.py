@@ -193,3 +193,30 @@ def test_every_canonical_unit_is_known_to_pint() -> None:
     for symbol, (expression, _ids) in CANONICAL_UNITS.items():
         registry.parse_units(expression)  # raises for an unknown expression
         assert read_unit(symbol) == symbol, symbol
+
+
+def test_a_year_before_a_full_stop_is_no_quantity() -> None:
+    from aau.values import find_quantities, read_unit
+
+    assert find_quantities("It was signed in 2024.") == []
+    assert read_unit(".") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "unit"),
+    [
+        ("een gebied van tien kilometer lang", 10, "km"),
+        ("两地相距12千米", 12, "km"),
+        ("正常的温度是华氏温度98.6度", 98.6, "°F"),
+        ("Convertir 10 celsius a fahrenheit", 10, "°C"),
+        ("E 100 °C?", 100, "°C"),
+        ("Consulting: 7.5 hours at $120 per hour.", 7.5, "h"),
+    ],
+)
+def test_find_quantities_reads_what_the_span_reader_reads(
+    text: str, value: float, unit: str
+) -> None:
+    from aau.values import find_quantities
+
+    first = find_quantities(text)[0]
+    assert (first.value, first.unit) == (value, unit)
