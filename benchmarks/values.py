@@ -1,4 +1,4 @@
-"""Reading the external benchmark's labelled spans: the values layer against today's normalizers.
+"""Reading the external benchmark's labelled spans: whole spans, and split as a tagger splits them.
 
 Each single-value case of the DEV part (``benchmarks/external/cases.dev.jsonl``; the test part
 is never read here) lists the spans the spec labelled ("c $ 16,4 milioni", "15. Januar 2011",
@@ -6,10 +6,12 @@ is never read here) lists the spans the spec labelled ("c $ 16,4 milioni", "15. 
 
 - by ``aau.values``: ``read_money`` (amount and currency), ``read_date``, ``read_quantity``
   (value and canonical unit), with no locale, language or context beyond the span;
-- by the current normalizers of ``aau.fallbacks.normalize``: ``normalize_amount`` on the span
-  and ``normalize_currency`` on what is left of it once digits and separators are removed;
+- by the field normalizers of ``aau.fallbacks.normalize`` (which read through ``aau.values``)
+  on the pieces a tagger hands them: ``normalize_amount`` on the span and
+  ``normalize_currency`` on what is left of it once digits and separators are removed;
   ``normalize_date`` on the span; ``normalize_number`` on the span's leading number and
-  ``normalize_unit`` on the rest (the split a tagger would hand them).
+  ``normalize_unit`` on the rest. A naive split loses scale words and markers glued to
+  numbers, so this column is lower than the first.
 
 A case is exact when its (first) span reads as ``expected``: amounts and values as floats with
 relative tolerance 1e-6, currencies, dates and units as the exact strings. Printed per unit and

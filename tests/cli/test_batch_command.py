@@ -152,11 +152,11 @@ def test_batch_answers_the_readable_lines(batch_run: BatchRun) -> None:
     out = {line["id"]: line["units"] for line in batch_run.out}
 
     assert out["inv-1"]["extract_price"]["output"] == {"amount": 1250.0, "currency": "EUR"}
-    assert out["po-7"]["extract_quantity"]["output"] == {"value": 12, "unit": "boxes"}
+    assert out["po-7"]["extract_quantity"]["output"] == {"value": 12, "unit": "box"}
     assert out["big"]["extract_price"]["output"] == {"amount": 99.0, "currency": "EUR"}
     assert out[17]["extract_quantity"]["output"] == {"value": 2500, "unit": "kg"}
     assert out["dates"]["extract_date"]["output"] == {"date": "2023-09-02"}
-    assert out["doc-txt"]["extract_quantity"]["output"] == {"value": 7.5, "unit": "hours"}
+    assert out["doc-txt"]["extract_quantity"]["output"] == {"value": 7.5, "unit": "h"}
     number = 1 + [id_ for _, id_, _ in BATCH_LINES].index("doc-gone")
     assert out["doc-gone"]["extract_price"]["error"]["message"] == (
         f"line {number}: {batch_run.folder / 'gone.pdf'}: no such file"

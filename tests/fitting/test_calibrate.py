@@ -28,6 +28,7 @@ from aau.fitting.runs import (
     runs_fingerprint,
     runs_folder,
 )
+from aau.spec.model import UnitSpec
 from tests.conftest import REPO, UNITS_DIR
 from tests.fitting.conftest import small_settings
 
@@ -35,7 +36,7 @@ PACKAGE = REPO / "aau"
 SHIPPED_DATA = REPO / "calibration"
 CALIBRATION_MAY_IMPORT = {"errors", "results", "answers", "registry", "spec", "decoding",
                           "grammars", "ingest", "terms", "engines", "fallbacks",
-                          "calibration"}  # fmt: skip
+                          "calibration", "values"}  # fmt: skip
 
 
 def calibrate(*argv: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -197,7 +198,8 @@ def test_a_run_writes_the_artifact_and_its_report_beside_out(
     assert load_calibrator(out).version == "7"
     summary = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
     assert summary["metadata"]["units"] == ["extract_quantity"]
-    assert summary["metadata"]["thresholds"] == {"extract_quantity": 0.75}
+    shipped = UnitSpec.from_file(UNITS_DIR / "extract_quantity.yaml").policy.threshold
+    assert summary["metadata"]["thresholds"] == {"extract_quantity": shipped}
     written = re.search(r"^reliability diagram: (.+)$", printed, re.MULTILINE)
     if written:  # matplotlib installed
         assert Path(written.group(1)) == out.with_name("reliability.png")
