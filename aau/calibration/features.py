@@ -188,7 +188,7 @@ class FeatureSpec:
 
 
 FEATURE_SPEC = FeatureSpec(
-    version=3,
+    version=4,
     paths=PATHS,
     outcomes=OUTCOMES,
     features=(
@@ -229,6 +229,8 @@ FEATURE_SPEC = FeatureSpec(
         Feature("unknown_marker"),
         # v3: the share of the other paths' answers that state a value
         Feature("witnesses_with_value"),
+        # v4: currency markers, unit words or month names of the unit's kind outside the answer
+        Feature("unexplained_markers", "log1p"),
     ),
 )
 """The feature spec this version of AAU reads observations with."""
@@ -815,6 +817,34 @@ _FINDERS: dict[Kind, Callable[[str], tuple[tuple[int, int], ...]]] = {
 }
 
 
+_CJK_SYLLABLE = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7a3"
+_WORD_TOKEN = re.compile(
+    f"[{_CJK_SYLLABLE}]|[^\\s\\d{_CJK_SYLLABLE}.,;:!?()\\[\\]{{}}\"'«»<>/+=*_-]+[.$]?|[^\\w\\s]"
+)
+"""Words, each CJK character or Hangul syllable, and each symbol: where markers stand."""
+
+
+@lru_cache(maxsize=1 << 15)
+def _marks_kind(token: str, kind: Kind) -> bool:
+    if kind == "money":
+        return aau.values.is_currency_marker(token)
+    if kind == "quantity":  # two letters and more: "m", "t", "h" alone are too often words
+        return (len(token) >= 3 or not token.isalpha()) and aau.values.read_unit(token) is not None
+    if kind == "date":
+        return len(token) >= 3 and aau.values.read_month(token) is not None
+    return False
+
+
+def _marker_words(text: str, kinds: frozenset[Kind]) -> tuple[tuple[int, int], ...]:
+    """Spans of the tokens that mark a value of one of ``kinds``."""
+    found = []
+    for match in _WORD_TOKEN.finditer(text):
+        token = match.group()
+        if len(token) <= _MAX_TOKEN and any(_marks_kind(token, kind) for kind in kinds):
+            found.append(match.span())
+    return tuple(found)
+
+
 def _mentions(text: str, kinds: frozenset[Kind]) -> tuple[tuple[int, int], ...]:
     return _disjoint(span for kind in sorted(kinds) for span in _FINDERS[kind](text))
 
@@ -891,6 +921,10 @@ def text_signals(
     - ``unexplained_numbers``: numbers written with digits (or CJK numerals) outside the answer.
     - ``non_latin_share``: the share of letters not of Latin script (missing without letters);
       ``digit_share``: the share of the visible characters that are digits (missing if none).
+    - ``unexplained_markers``: words that mark a value of the unit's kind — currency markers for
+      money, unit words for quantities, month names for dates — that no span of the answer
+      covers: a marker the finders could not tie to a number ("오천 원", "पचास रुपये") is
+      a value in a form no path knows, not "nothing". Missing without the unit's normalizers.
     - ``unknown_marker``: 1.0 when a currency field holds no ISO code, or a unit field a unit
       the values layer does not know ("chairs"): the marker returned as written. Missing when
       the unit has no such field.
@@ -916,6 +950,10 @@ def text_signals(
                 mentions = _mentions(text, kinds)
                 signals["mentions"] = float(len(mentions))
                 signals["unexplained"] = float(sum(not _explained(m, filled) for m in mentions))
+                marked = _marker_words(text, kinds)
+                signals["unexplained_markers"] = float(
+                    sum(not _explained(m, filled) for m in marked)
+                )
             markers = [(name, marker) for name, (_, marker) in field_kinds(normalizers).items()
                        if marker is not None]  # fmt: skip
             if markers:

@@ -4,8 +4,8 @@ Low in the package (it imports no other ``aau`` layer), so normalizers, groundin
 training-data generator and the calibrator can all share one reading of the world's formats:
 
 - numbers: ``read_number``, ``read_range``, ``find_numbers``, ``renderings``;
-- money: ``read_money``, ``find_money``, ``read_currency``, ``currency_codes``,
-  ``currency_renderings``;
+- money: ``read_money``, ``find_money``, ``read_currency``, ``is_currency_marker``,
+  ``currency_codes``, ``currency_renderings``;
 - dates: ``read_date``, ``find_dates``, ``read_month``;
 - quantities: ``read_quantity``, ``read_quantity_range``, ``read_unit``, ``find_quantities``;
 - ``same_value`` compares two values of one kind.
@@ -25,6 +25,7 @@ from aau.values.money import (
     currency_codes,
     currency_renderings,
     find_money,
+    is_currency_marker,
     read_currency,
     read_money,
 )
@@ -65,6 +66,7 @@ __all__ = [
     "find_dates",
     "find_money",
     "find_numbers",
+    "is_currency_marker",
     "find_quantities",
     "read_currency",
     "read_date",

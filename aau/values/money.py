@@ -33,7 +33,7 @@ from decimal import Decimal
 from functools import cache, lru_cache
 from typing import NamedTuple
 
-from aau.values import _cldr, numbers
+from aau.values import _cldr, _words, numbers
 from aau.values._text import MAX_SPAN, key
 
 __all__ = [
@@ -42,6 +42,7 @@ __all__ = [
     "currency_codes",
     "currency_renderings",
     "find_money",
+    "is_currency_marker",
     "read_currency",
     "read_money",
 ]
@@ -468,6 +469,17 @@ _COMMON_WORDS = frozenset({"le", "or", "sum", "den", "som", "all", "mark", "rand
 """Markers that are far more often words: French "le" (SLE), "or" (gold), Swedish "som"."""
 
 
+def is_currency_marker(text: str) -> bool:
+    """Whether ``text`` is written as a currency marker ("Kč", "USD", "руб.", "원").
+
+    A symbol, code or name of a currency, not a common word that also is one ("che", "le").
+    """
+    if not isinstance(text, str) or not text.strip() or len(text) > 64:
+        return False
+    piece = text.strip()
+    return bool(currency_codes(piece)) and _written_as_marker(piece)
+
+
 def _written_as_marker(piece: str) -> bool:
     """Whether ``piece`` is written as a currency marker, not as a common word that is one.
 
@@ -719,9 +731,13 @@ _MAX_FOUND = 200
 """Money mentions ``find_money`` reports at most; a text listing more is a table, not prose."""
 _TOKENS_BEFORE = 3  # "c $ 16.4": a marker is at most a few words before its number
 _TOKENS_AFTER = 8  # "16,4 milioni di dollari australiani", "545パナマ・バルボア"
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f"
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\uac00-\ud7a3"
 _TOKEN = re.compile(f"[{_CJK}]|[^\\s{_CJK}]+")
-"""Words, and each kana or ideograph apart: Chinese and Japanese write no spaces."""
+"""Words, and each kana, ideograph or Hangul syllable apart: Chinese and Japanese write no
+spaces, and Korean glues its particles to the marker ("100만 원입니다", "10달러")."""
+_MARKER_LANGUAGES = (*_words.TEXT2NUM_LANGUAGES, *_words.TABLE_LANGUAGES)
+"""Number words ``find_money`` reads next to a marker: with a marker beside it, Turkish "on"
+(10) or Swedish "tretton" is a number, not a common word."""
 
 
 def find_money(text: str, *, locale: str | None = None) -> list[MoneySpan]:
@@ -740,7 +756,10 @@ def find_money(text: str, *, locale: str | None = None) -> list[MoneySpan]:
     starts = [start for start, _ in tokens]
     found: list[MoneySpan] = []
     covered = 0
-    for number in numbers.find_numbers(text, locale=locale):
+    found_numbers = numbers.find_numbers(text, locale=locale, languages=_MARKER_LANGUAGES)
+    for number in found_numbers:
+        if number.start < covered or _short_word(number.text):
+            continue
         if number.start < covered:
             continue
         if len(found) >= _MAX_FOUND:
@@ -754,6 +773,11 @@ def find_money(text: str, *, locale: str | None = None) -> list[MoneySpan]:
             found.append(best)
             covered = best.end
     return found
+
+
+def _short_word(number: str) -> bool:
+    """A one-word number word of two letters ("os", "um", "on"): far more often a word."""
+    return len(number) < 3 and number.isalpha() and number.isascii()
 
 
 def _marker_near(text: str, tokens: list[tuple[int, int]], first: int, last: int) -> bool:

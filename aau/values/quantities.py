@@ -358,6 +358,13 @@ def _lexicon() -> tuple[dict[str, str], dict[str, str]]:
     return exact, folded
 
 
+@cache
+def _currency_codes() -> frozenset[str]:
+    from babel.numbers import list_currencies
+
+    return frozenset(list_currencies())
+
+
 def _canonical(unit: str) -> str | None:
     """One unit name (no compounds) -> canonical symbol, else None."""
     exact, folded = _lexicon()
@@ -369,6 +376,8 @@ def _canonical(unit: str) -> str | None:
     stripped = unit.rstrip(".")
     if stripped in exact:
         return exact[stripped]
+    if len(unit) == 3 and unit.isascii() and unit.isupper() and unit in _currency_codes():
+        return None  # "500 EUR", "20 SEK": a currency, whatever word some language spells so
     unit_key = key(unit)
     if unit_key in folded:
         return folded[unit_key]
@@ -707,6 +716,7 @@ def read_quantity_range(text: str) -> QuantityRange | None:
 
 
 _TEMPERATURES = frozenset({"°C", "°F", "K", "°R", "°"})
+_RATIOS = frozenset({"%", "‰"})
 _BEFORE_CHARS = 8  # "华氏温度98.6度": a scale word may stand a few characters before the number
 
 
@@ -716,7 +726,8 @@ def find_quantities(text: str) -> list[QuantitySpan]:
     "12 boxes", "2,5 kg", "tien kilometer", "12千米", "华氏温度98.6度": each number of the
     text (digits, CJK numerals, number words) is read with the unit after it as
     ``read_quantity`` reads a span; a degree without its scale looks for the scale just before
-    the number. Numbers glued to letters are codes, not quantities.
+    the number. Numbers glued to letters are codes, not quantities; shares ("25%") and an
+    article before a count word ("een paar", "a box") are not quantities either.
     """
     if not isinstance(text, str) or not text.strip():
         return []
@@ -731,6 +742,10 @@ def find_quantities(text: str) -> list[QuantitySpan]:
         if found is None:
             continue
         value, unit, start, end = found
+        if unit in _RATIOS:
+            continue  # "25%" is a share of something, not an amount of anything
+        if unit in _COUNTS and number.text.casefold() in _ARTICLES:
+            continue  # "een paar jaar", "a box of": an article, not a count
         out.append(QuantitySpan(start, end, text[start:end], numbers._number(value), unit))  # noqa: SLF001
         covered = end
     return out
