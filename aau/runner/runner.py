@@ -379,12 +379,16 @@ class UnitRunner:
 
         A model writes what it read ("Kč", "boxes"); the unit's schema wants what its field
         normalizers make of it (CZK, box). A text value the normalizer reads as another text
-        is replaced; one it cannot read stays as written, for the checks that follow.
+        is replaced; one it cannot read stays as written, for the checks that follow. A field
+        with a grammar is checked as written: its grammar already fixes the form, and a value
+        it rejects must not be repaired into one it accepts.
         """
         normalized = dict(output)
         for name, value in output.items():
             function = self._field_normalizers.get(name)
-            if function is None or not isinstance(value, str) or len(value) > 256:
+            if function is None or name in self.grammars:
+                continue
+            if not isinstance(value, str) or len(value) > 256:
                 continue
             try:
                 read = function(value)
