@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import functools
+import importlib.util
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import jsonschema
@@ -30,6 +33,18 @@ from aau.spec.model import UnitSpec
 REPO = Path(__file__).resolve().parents[1]
 UNITS_DIR = REPO / "units"
 UNIT_FILES = sorted(UNITS_DIR.glob("*.yaml"))
+
+
+@functools.cache
+def annotated_generator() -> ModuleType:
+    """``units/make_annotated.py`` loaded as a module (it is a script, not part of the package)."""
+    spec = importlib.util.spec_from_file_location("make_annotated", UNITS_DIR / "make_annotated.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
 
 FIND_TOTAL_YAML = """\
 name: find_total

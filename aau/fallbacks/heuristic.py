@@ -19,7 +19,7 @@ calibrator replaces it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
@@ -231,6 +231,10 @@ class _Found:
     end: int
     groups: dict[str, Any]
 
+    def span(self, group: str) -> tuple[int, int]:
+        """Where a group's value stands: a finder's groups all come from its whole span."""
+        return self.start, self.end
+
 
 class HeuristicPath:
     """Live heuristic path of one unit (patterns compiled once)."""
@@ -278,52 +282,52 @@ class HeuristicPath:
         hits = self._keywords.found(text[lo:hi], window)
         return max((self._bonuses[i] for i in hits), default=0.0)
 
-    def _finder_candidates(self, text: str, keyword_bytes: bytes | None) -> list[_Candidate]:
-        found = []
-        for finder in self.spec.finders:
-            for hit in self._found(finder, text):
-                output: dict[str, Any] = dict.fromkeys(self.fields)
-                spans: dict[str, tuple[int, int]] = {}
-                for field, mapping in self.spec.fields.items():
-                    raw = hit.groups.get(mapping.group) if mapping.group else None
-                    if raw is None:
-                        output[field] = mapping.value
-                        continue
-                    # A finder's value is read already; text still meets the field's
-                    # normalizer, so a unit's table maps it ("h" -> "hours").
-                    output[field] = self._normalizers[field](raw) if isinstance(raw, str) else raw
-                    if output[field] is not None:
-                        spans[field] = (hit.start, hit.end)
-                if spans:
-                    context = self._context(text, keyword_bytes, hit.start)
-                    found.append(_Candidate(output, spans, finder.strength, context, hit.start))
-        return found
+    def _candidate(
+        self,
+        groups: Mapping[str, Any],
+        span_of: Callable[[str], tuple[int, int]],
+        strength: float,
+        start: int,
+        text: str,
+        keyword_bytes: bytes | None,
+    ) -> _Candidate | None:
+        """The answer one match or one finder's value makes; None if no field came from it.
+
+        Text meets the field's normalizer; a finder's number is read already, and a finder's
+        text still meets it, so a unit's table maps it ("h" -> "hours").
+        """
+        output: dict[str, Any] = dict.fromkeys(self.fields)
+        spans: dict[str, tuple[int, int]] = {}
+        for field, mapping in self.spec.fields.items():
+            raw = groups.get(mapping.group) if mapping.group else None
+            if raw is None or mapping.group is None:
+                output[field] = mapping.value
+                continue
+            output[field] = self._normalizers[field](raw) if isinstance(raw, str) else raw
+            if output[field] is not None:
+                spans[field] = span_of(mapping.group)
+        if not spans:  # nothing normalizable came from the text itself
+            return None
+        context = self._context(text, keyword_bytes, start)
+        return _Candidate(output, spans, strength, context, start)
 
     def _candidates(self, text: str) -> list[_Candidate]:
-        """Every normalizable match of every pattern, with its context bonus.
+        """Every normalizable finder value and pattern match, with its context bonus.
 
         Raises:
             PatternTimeout: a pattern that needs backtracking ran past its time limit.
         """
         keyword_bytes = self._keywords.encode(text) if self._bonuses else None
-        found = self._finder_candidates(text, keyword_bytes)
+        found: list[_Candidate | None] = []
+        for finder in self.spec.finders:
+            for hit in self._found(finder, text):
+                found.append(self._candidate(hit.groups, hit.span, finder.strength, hit.start,
+                                             text, keyword_bytes))  # fmt: skip
         for pattern, strength in self._patterns:
             for match in pattern.finditer(text):
-                output: dict[str, Any] = dict.fromkeys(self.fields)
-                spans: dict[str, tuple[int, int]] = {}
-                for field, mapping in self.spec.fields.items():
-                    raw = match.groupdict().get(mapping.group) if mapping.group else None
-                    if raw is None or mapping.group is None:
-                        output[field] = mapping.value
-                        continue
-                    output[field] = self._normalizers[field](raw)
-                    if output[field] is not None:
-                        spans[field] = match.span(mapping.group)
-                if not spans:  # nothing normalizable came from the text itself
-                    continue
-                context = self._context(text, keyword_bytes, match.start())
-                found.append(_Candidate(output, spans, strength, context, match.start()))
-        return found
+                found.append(self._candidate(match.groupdict(), match.span, strength,
+                                             match.start(), text, keyword_bytes))  # fmt: skip
+        return [candidate for candidate in found if candidate is not None]
 
     def extract(self, text: str, context: PathContext) -> PathAnswer:
         """Best-ranked candidate, or the all-null answer when none matched.

@@ -35,16 +35,16 @@ if TYPE_CHECKING:
 __all__ = [
     "NORMALIZERS",
     "TableNormalizer",
-    "currency_markers",
     "normalize",
     "normalizer_for",
     "table_normalizer",
 ]
 
 
-def currency_markers(code: str) -> list[str]:
-    """Symbols and words that stand for the ISO code ``code`` (``EUR`` -> ``€``, ``euro``…)."""
-    return [marker for marker in values.currency_renderings(code) if marker != code]
+def _marker_text(text: str) -> str | None:
+    """A tagged marker or unit with its whitespace collapsed and its punctuation stripped."""
+    marker = " ".join(text.split()).strip(" .,;:()")
+    return marker if marker and len(marker) <= values.MAX_SPAN else None
 
 
 def normalize_currency(text: str) -> str | None:
@@ -53,8 +53,8 @@ def normalize_currency(text: str) -> str | None:
     A marker that stands for several currencies and that nothing settles (``kr``, "franc")
     is kept as written; text that is no currency marker at all is None.
     """
-    marker = " ".join(text.split()).strip(" .,;:()")
-    if not marker or len(marker) > values.MAX_SPAN:
+    marker = _marker_text(text)
+    if marker is None:
         return None
     code = values.read_currency(marker)
     if code is not None:
@@ -92,8 +92,8 @@ def normalize_unit(text: str) -> str | None:
 
     Units no registry knows ("chairs") are kept as written, in lower case.
     """
-    unit = " ".join(text.split()).strip(" .,;:()")
-    if not unit or len(unit) > values.MAX_SPAN:
+    unit = _marker_text(text)
+    if unit is None:
         return None
     return values.read_unit(unit) or unit.lower()
 

@@ -222,10 +222,10 @@ class UnitRunner:
         self.validator = jsonschema.Draft202012Validator(spec.output)
         self.fallbacks: list[FallbackPath] = [f.build(spec) for f in spec.fallbacks]
         self.context = PathContext(unit_name=spec.name, output_schema=spec.output)
-        self.normalizers = output_normalizers(spec) if calibrator is not None else {}
+        field_normalizers = output_normalizers(spec)
+        self.normalizers = field_normalizers if calibrator is not None else {}
         self._field_normalizers = {
-            name: normalizer_for(normalizer, spec)
-            for name, normalizer in output_normalizers(spec).items()
+            name: normalizer_for(normalizer, spec) for name, normalizer in field_normalizers.items()
         }
         # An engine that reports no token log-probabilities gives the calibrator nothing to read
         # in its generations, and one whose log-probabilities are of another kind than those the

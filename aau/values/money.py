@@ -756,11 +756,8 @@ def find_money(text: str, *, locale: str | None = None) -> list[MoneySpan]:
     starts = [start for start, _ in tokens]
     found: list[MoneySpan] = []
     covered = 0
-    found_numbers = numbers.find_numbers(text, locale=locale, languages=_MARKER_LANGUAGES)
-    for number in found_numbers:
+    for number in numbers.find_numbers(text, locale=locale, languages=_MARKER_LANGUAGES):
         if number.start < covered or _short_word(number.text):
-            continue
-        if number.start < covered:
             continue
         if len(found) >= _MAX_FOUND:
             break

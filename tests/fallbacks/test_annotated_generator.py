@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from functools import cache
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -14,21 +11,13 @@ import pytest
 from aau import values
 from aau.fallbacks.crf_features import tokenize
 from aau.fallbacks.normalize import NORMALIZERS
+from tests.conftest import UNITS_DIR, annotated_generator
 
-UNITS = Path(__file__).resolve().parents[2] / "units"
+UNITS = UNITS_DIR
 SAMPLE = 240  # per unit: enough to see the world frames, a fraction of the shipped count
 
 
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("make_annotated", UNITS / "make_annotated.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-GENERATOR = _load()
+GENERATOR = annotated_generator()
 
 
 @cache

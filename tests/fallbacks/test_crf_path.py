@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import random
 import shutil
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import jsonschema
@@ -31,20 +29,12 @@ from aau.fallbacks.crf_training import crf_spec_of, format_report, split_held_ou
 from aau.fallbacks.normalize import NORMALIZERS
 from aau.spec.loader import read_yaml
 from aau.spec.model import UnitSpec
+from tests.conftest import UNITS_DIR, annotated_generator
 
-UNITS = Path(__file__).resolve().parents[2] / "units"
-
-
-def _generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("make_annotated", UNITS / "make_annotated.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+UNITS = UNITS_DIR
 
 
-GENERATOR = _generator()
+GENERATOR = annotated_generator()
 
 
 def _unit_data(name: str, **block_changes: Any) -> dict[str, Any]:
