@@ -9,7 +9,7 @@ request's slot), never for the whole batch.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
@@ -18,7 +18,15 @@ from aau.errors import EngineError
 if TYPE_CHECKING:
     from aau.terms.store import TermSet
 
-__all__ = ["Engine", "EngineCapabilities", "Generation", "GenerationRequest", "Timings"]
+__all__ = [
+    "BatchStats",
+    "BreakerStates",
+    "Engine",
+    "EngineCapabilities",
+    "Generation",
+    "GenerationRequest",
+    "Timings",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,4 +154,21 @@ class Engine(Protocol):
 
     def close(self) -> None:
         """Release the model and its caches."""
+        ...
+
+
+@runtime_checkable
+class BatchStats(Protocol):
+    """An engine that batches rows in its own decode loop and counts the batch sizes."""
+
+    step_rows: Mapping[int, int]
+    """Decode steps run with each number of rows, since start."""
+
+
+@runtime_checkable
+class BreakerStates(Protocol):
+    """An engine whose replicas sit behind circuit breakers (``aau.engines.resilience``)."""
+
+    def breaker_states(self) -> dict[str, str]:
+        """Each replica's breaker state (``closed``, ``open``, ``half_open``), by URL."""
         ...

@@ -21,7 +21,7 @@ import contextlib
 import queue
 import threading
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -72,6 +72,9 @@ class TransformersEngine:
         self._stop_ids: frozenset[int] = frozenset()
         self._namespace = ""
         self._max_rows = self.config.max_batch_size
+        self.step_rows: Counter[int] = Counter()
+        """Decode steps run with each number of rows, since start (what the service's batch
+        size metric reads)."""
         self._head: HeadInput | None = None
         self._prompt_tokens: PromptTokens | None = None
         self._cache_dir: Path | None = None
@@ -271,6 +274,7 @@ class TransformersEngine:
             try:
                 self._admit(batch)
                 if len(batch):
+                    self.step_rows[len(batch)] += 1
                     batch.step()
             except Exception as exc:  # keep serving: fail the batch in flight, not the process
                 batch.fail_all(EngineUnavailable(f"engine step failed: {exc!r}"))

@@ -101,10 +101,9 @@ class Pipeline:
 
         One real generation per unit over a probe input stores the unit's static prefix in the
         engine's prefix cache, so the first real request of each unit skips most of its prefill.
-        The prefix cache is kept per tenant: this fills the default tenant's part.
+        The prefix cache is kept per tenant: this fills the default tenant's part. Without an
+        engine, the probe run still loads every unit's fallback models and the calibrator.
         """
-        if not self.engines:
-            return
         used = {id(e): e for r in self.runners for _, e in r.chain}
         await asyncio.gather(*(e.warmup([r.schema for r in self.runners]) for e in used.values()))
         terms = self.term_set(None)
@@ -124,11 +123,25 @@ class Pipeline:
         store = self.terms
         return store.term_set(tenant) if store is not None else None
 
+    def runners_of(self, units: Sequence[str] | None = None) -> list[UnitRunner]:
+        """The runners of ``units`` (names, in the pipeline's order; None: every unit).
+
+        Raises:
+            KeyError: a name that is not one of the pipeline's units.
+        """
+        if units is None:
+            return self.runners
+        unknown = sorted(set(units) - {r.spec.name for r in self.runners})
+        if unknown:
+            raise KeyError(", ".join(unknown))
+        wanted = set(units)
+        return [r for r in self.runners if r.spec.name in wanted]
+
     async def arun(
         self, source: str | Document, *, id: str | int | None = None,  # noqa: A002
-        tenant: str | None = None,
+        tenant: str | None = None, units: Sequence[str] | None = None,
     ) -> PipelineResult:  # fmt: skip
-        """Every unit over a text or a ``Document`` (PDF, scan…), concurrently.
+        """Every unit (or the named ``units``) over a text or a ``Document``, concurrently.
 
         With a document, each result's ``sources`` place its fields on the pages, with the OCR
         quality of the words under them. ``tenant`` selects whose term dictionaries annotate
@@ -136,32 +149,35 @@ class Pipeline:
         an unknown tenant fails every unit with ``unknown_tenant``. Whatever goes wrong, the
         result has every unit: an unexpected fault is each unit's ``internal_error``.
         """
+        runners = self.runners_of(units)  # an unknown name is the caller's error: raised
         try:
-            return await self._arun(source, id=id, tenant=tenant)
+            return await self._arun(source, id=id, tenant=tenant, runners=runners)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # nothing escapes a pipeline run either
             return self.failed(InputError(
                 f"the input could not be analysed: {type(exc).__name__}: {exc}"[:2000],
-                code="internal_error"), id=id)  # fmt: skip
+                code="internal_error"), id=id, units=units)  # fmt: skip
 
     async def _arun(
         self,
         source: str | Document,
         *,
-        id: str | int | None,
-        tenant: str | None,  # noqa: A002
+        id: str | int | None,  # noqa: A002
+        tenant: str | None,
+        runners: Sequence[UnitRunner],
     ) -> PipelineResult:
+        units = [r.spec.name for r in runners]
         text = valid_text(source if isinstance(source, str) else source.text)
         if len(text) > LIMITS.text_chars:  # refused before any part reads it (each unit says so)
             return self.failed(InputError(
                 f"the input text has {len(text):,} characters, over the limit of "
                 f"{LIMITS.text_chars:,} (AAU_MAX_TEXT_CHARS); split the document",
-                code="input_too_large"), id=id)  # fmt: skip
+                code="input_too_large"), id=id, units=units)  # fmt: skip
         try:
             terms = self.term_set(tenant)
         except TermDictionaryError as exc:
-            return self.failed(exc, id=id)
+            return self.failed(exc, id=id, units=units)
         # Matching terms and building a document are CPU work that grows with the text: off the
         # event loop, so that one long input does not stall the other requests' runs.
         hits = await asyncio.to_thread(terms.find, text) if terms is not None else []
@@ -173,7 +189,7 @@ class Pipeline:
         results = await asyncio.gather(
             *(
                 r.run(text, document=document, terms=terms, term_hits=hits, tenant=tenant)
-                for r in self.runners
+                for r in runners
             )  # fmt: skip
         )
         if not isinstance(source, str):
@@ -182,14 +198,17 @@ class Pipeline:
 
     def run(
         self, source: str | Document, *, id: str | int | None = None,  # noqa: A002
-        tenant: str | None = None,
+        tenant: str | None = None, units: Sequence[str] | None = None,
     ) -> PipelineResult:  # fmt: skip
         """Synchronous ``arun`` (not from inside a running event loop: use ``arun`` there)."""
-        return asyncio.run(self.arun(source, id=id, tenant=tenant))
+        return asyncio.run(self.arun(source, id=id, tenant=tenant, units=units))
 
-    def failed(self, error: AAUError, *, id: str | int | None = None) -> PipelineResult:  # noqa: A002
-        """The result of an input that could not be analysed: every unit carries ``error``."""
-        units = {
+    def failed(
+        self, error: AAUError, *, id: str | int | None = None,  # noqa: A002
+        units: Sequence[str] | None = None,
+    ) -> PipelineResult:  # fmt: skip
+        """The result of an input that could not be analysed: each of ``units`` has ``error``."""
+        results = {
             r.spec.name: UnitResult(
                 unit=r.spec.name,
                 version=r.spec.version,
@@ -199,9 +218,9 @@ class Pipeline:
                 error=UnitError(error.code, str(error)),
                 timings=zero_timings(),
             )  # fmt: skip
-            for r in self.runners
+            for r in self.runners_of(units)
         }
-        return PipelineResult(id=id, units=units)
+        return PipelineResult(id=id, units=results)
 
 
 def _calibrator(

@@ -7,10 +7,17 @@ the merged-token view the in-process engine reads a tenant's prompts in.
 
 from aau.terms.dictionary import Term, TermDictionary, load_dictionary, parse_dictionary
 from aau.terms.matcher import TermHit, TermMatcher
-from aau.terms.store import DictionaryInfo, TermSet, TermStore, shipped_dictionaries
+from aau.terms.store import (
+    DictionaryInfo,
+    DictionaryUpload,
+    TermSet,
+    TermStore,
+    shipped_dictionaries,
+)
 
 __all__ = [
     "DictionaryInfo",
+    "DictionaryUpload",
     "Term",
     "TermDictionary",
     "TermHit",

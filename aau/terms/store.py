@@ -25,7 +25,7 @@ import time
 import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 try:
@@ -43,7 +43,14 @@ from aau.terms.dictionary import (
 )
 from aau.terms.matcher import TermHit, TermMatcher
 
-__all__ = ["DictionaryInfo", "TermSet", "TermStore", "default_store_dir", "shipped_dictionaries"]
+__all__ = [
+    "DictionaryInfo",
+    "DictionaryUpload",
+    "TermSet",
+    "TermStore",
+    "default_store_dir",
+    "shipped_dictionaries",
+]
 
 # ASCII only, and fullmatch: "$" would also match before a final newline ("nl\n").
 _TENANT = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
@@ -65,6 +72,15 @@ def shipped_dictionaries(root: str | Path | None = None) -> list[TermDictionary]
         return []
     files = sorted(p for p in root.rglob("*") if p.suffix in (".tsv", ".csv", ".yaml", ".yml"))
     return [load_dictionary(path) for path in files]
+
+
+@dataclass(frozen=True, slots=True)
+class DictionaryUpload:
+    """A dictionary file received as bytes (an HTTP upload): its name gives only the format."""
+
+    filename: str
+    """The name the sender gave; only its suffix is read (``.tsv``/``.csv``/``.yaml``)."""
+    data: bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,14 +251,15 @@ class TermStore:
         return out
 
     def add(
-        self, tenant: str, sources: Iterable[str | Path | TermDictionary], *,
+        self, tenant: str, sources: Iterable[str | Path | DictionaryUpload | TermDictionary], *,
         replace: bool = False,
     ) -> list[TermDictionary]:  # fmt: skip
         """Upload dictionaries for ``tenant``, all or nothing; active at its next request.
 
         Args:
             tenant: a tenant created with ``create_tenant``.
-            sources: files (``.tsv``/``.csv``/``.yaml``); their bytes are kept as uploaded.
+            sources: files (``.tsv``/``.csv``/``.yaml``) or uploads of their bytes, kept as
+                uploaded.
             replace: allow replacing a dictionary of the same name (else that is an error).
 
         Raises:
@@ -260,8 +277,13 @@ class TermStore:
                     file=source.file,
                     check="T005",
                 )
-            path = Path(source)
-            data = read_dictionary_bytes(path)  # read once: what is checked is what is kept
+            if isinstance(source, DictionaryUpload):
+                # Only the suffix of a sender's file name is used: no path reaches the disk.
+                path = Path(PurePosixPath(source.filename.replace("\\", "/")).name or "upload")
+                data = source.data  # parse_dictionary bounds its size
+            else:
+                path = Path(source)
+                data = read_dictionary_bytes(path)  # read once: what is checked is what is kept
             dictionary = parse_dictionary(data, file=str(path))
             new.append((dictionary, data, path.suffix.lower()))
         if not new:

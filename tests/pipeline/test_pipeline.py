@@ -222,8 +222,20 @@ def test_warmup_hands_the_engine_every_bounded_schema(find_total: UnitSpec) -> N
     assert warmed == [bound_schema(find_total.output, max_string_length=128)]
 
 
-def test_warmup_without_an_engine_does_nothing(find_total: UnitSpec) -> None:
-    asyncio.run(Pipeline([find_total], engine=False).warmup())
+def test_warmup_without_an_engine_runs_each_unit_once(find_total: UnitSpec) -> None:
+    pipeline = Pipeline([find_total], engine=False)
+    runner = pipeline.runners[0]
+    seen: list[str] = []
+    real_run = runner.run
+
+    async def counted(text: str, **kwargs: Any) -> Any:
+        seen.append(text)
+        return await real_run(text, **kwargs)
+
+    runner.run = counted  # type: ignore[method-assign]
+    asyncio.run(pipeline.warmup())
+
+    assert seen == ["warm-up probe"]  # the fallbacks' models and the calibrator load now
 
 
 def test_run_function_builds_a_pipeline_and_runs_one_text(find_total: UnitSpec) -> None:
