@@ -24,6 +24,16 @@ class Clock:
         return self.now
 
 
+def hold(admission: Admission, gate: asyncio.Event, tenant: str = "t") -> asyncio.Task[None]:
+    """A request of one unit that holds it until ``gate`` is set."""
+
+    async def run() -> None:
+        async with admission.admit(tenant, 1):
+            await gate.wait()
+
+    return asyncio.create_task(run())
+
+
 async def test_requests_past_capacity_wait_first_come_first_served() -> None:
     admission = Admission(AdmissionSettings(max_units_in_flight=2))
     order: list[str] = []
@@ -55,11 +65,7 @@ async def test_the_wait_estimate_comes_from_the_finishing_rate_and_refuses_past_
 
     gate = asyncio.Event()
 
-    async def hold() -> None:
-        async with admission.admit("t", 1):
-            await gate.wait()
-
-    tasks = [asyncio.create_task(hold()) for _ in range(8)]
+    tasks = [hold(admission, gate) for _ in range(8)]
     await asyncio.sleep(0.01)
     # 1 unit running and 7 waiting: a newcomer would wait (7 + 1) / 2 = 4 s
     assert admission.estimated_wait_s(1) == pytest.approx(4.0)
@@ -77,11 +83,7 @@ async def test_a_batch_finishing_at_once_does_not_read_as_a_burst_of_speed() -> 
     admission = Admission(AdmissionSettings(max_units_in_flight=8), clock=clock)
     gate = asyncio.Event()
 
-    async def hold() -> None:
-        async with admission.admit("t", 1):
-            await gate.wait()
-
-    tasks = [asyncio.create_task(hold()) for _ in range(8)]
+    tasks = [hold(admission, gate) for _ in range(8)]
     await asyncio.sleep(0.01)
     clock.now += 8.0  # eight units held 8 s each, finishing together: 1 unit/s
     gate.set()
@@ -94,12 +96,8 @@ async def test_a_cancelled_waiter_leaves_the_queue_and_frees_nothing_it_did_not_
     admission = Admission(AdmissionSettings(max_units_in_flight=1))
     gate = asyncio.Event()
 
-    async def hold() -> None:
-        async with admission.admit("t", 1):
-            await gate.wait()
-
-    first = asyncio.create_task(hold())
-    second = asyncio.create_task(hold())
+    first = hold(admission, gate)
+    second = hold(admission, gate)
     await asyncio.sleep(0.01)
     second.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -133,17 +131,13 @@ async def test_a_tenant_over_its_requests_in_flight_is_refused_alone() -> None:
     admission = Admission(AdmissionSettings(tenant_requests=2))
     gate = asyncio.Event()
 
-    async def hold(tenant: str) -> None:
-        async with admission.admit(tenant, 1):
-            await gate.wait()
-
-    tasks = [asyncio.create_task(hold("t")) for _ in range(2)]
+    tasks = [hold(admission, gate, "t") for _ in range(2)]
     await asyncio.sleep(0.01)
     with pytest.raises(Refused) as refused:
         async with admission.admit("t", 1):
             pass
     assert refused.value.code == "tenant_busy"
-    others = asyncio.create_task(hold("u"))
+    others = hold(admission, gate, "u")
     await asyncio.sleep(0.01)
     gate.set()
     await asyncio.gather(*tasks, others)
