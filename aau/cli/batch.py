@@ -26,6 +26,11 @@ output line is UTF-8 JSON). Inputs run concurrently (a bounded window, and a bou
 of the lines in flight, so a few big lines do not run together) so the shared engine always has
 work queued, and lines are written as soon as every earlier line is done, so a crash loses
 nothing already written.
+
+The reading, the per-line work and the writing are shared with ``aau batch --ray``
+(``aau.cli.ray_batch``): ``write_batch`` reads the input and writes the output lines an
+answerer yields, ``answer_line`` turns one ``InputLine`` into its output line under a
+``BatchContext``; only how the lines are spread over pipelines differs.
 """
 
 from __future__ import annotations
@@ -47,7 +52,18 @@ from aau.limits import LIMITS, Limits
 from aau.pipeline import Pipeline, PipelineResult
 from aau.terms.store import check_tenant_name
 
-__all__ = ["BatchLine", "parse_line", "run_batch"]
+__all__ = [
+    "Answerer",
+    "BatchContext",
+    "BatchLine",
+    "InputLine",
+    "allowed_root",
+    "answer_line",
+    "batch_context",
+    "parse_line",
+    "run_batch",
+    "write_batch",
+]
 
 _CHUNK = 1 << 16
 """Bytes read from the input file at a time."""
@@ -85,6 +101,18 @@ class _Oversized(NamedTuple):
 
     prefix: bytes
     size: int
+
+
+class InputLine(NamedTuple):
+    """One line of the input file as read, in plain values (a worker process can be sent one)."""
+
+    number: int
+    """The line's number, from 1."""
+    data: bytes
+    """The line's bytes; of a line over ``batch_line_bytes`` only its first bytes, enough to
+    read its id from: such a line is never held whole."""
+    size: int
+    """The line's size in bytes (more than ``len(data)`` when only its start was kept)."""
 
 
 class _NumberTooLong(ValueError):
@@ -282,7 +310,7 @@ def _document_path(path: str, root: Path) -> Path:
     return resolved
 
 
-def _allowed_root(folder: Path) -> Path:
+def allowed_root(folder: Path) -> Path:
     """The folder documents may be read from, resolved; it must exist."""
     try:
         root = folder.resolve(strict=True)
@@ -295,17 +323,48 @@ def _allowed_root(folder: Path) -> Path:
     return root
 
 
-class _Context(NamedTuple):
-    """What every line of one batch shares."""
+class BatchContext(NamedTuple):
+    """What every line analysed by one pipeline shares; ``batch_context`` builds one."""
 
     pipeline: Pipeline
     root: Path
+    """The folder documents are read from, resolved."""
     languages: str
     tenant: str | None
+    """The tenant of lines that name none."""
     limits: Limits
+    admission: _Admission
+    """How many lines (and bytes of lines) run at once."""
 
 
-async def _one(item: bytes | _Oversized, number: int, context: _Context) -> PipelineResult:
+def batch_context(
+    pipeline: Pipeline, documents_root: Path, *, concurrency: int = 8, languages: str = "eng",
+    tenant: str | None = None, limits: Limits | None = None,
+) -> BatchContext:  # fmt: skip
+    """The context of lines analysed by ``pipeline``, ``concurrency`` of them at once.
+
+    Raises:
+        InputError: ``documents_root`` does not exist or is no folder (``path_not_allowed``).
+    """
+    limits = limits or LIMITS
+    admission = _Admission(max(1, concurrency), 2 * limits.batch_line_bytes)
+    return BatchContext(
+        pipeline, allowed_root(documents_root), languages, tenant, limits, admission
+    )
+
+
+async def answer_line(line: InputLine, context: BatchContext) -> bytes:
+    """The output line of one input line, once the context admits it; never raises.
+
+    This is the whole per-line work of a batch, whichever process runs it.
+    """
+    item = _Oversized(line.data, line.size) if line.size > len(line.data) else line.data
+    async with context.admission.admit(len(line.data)):
+        result = await _one(item, line.number, context)
+    return _output_line(result, line.number, context.pipeline)
+
+
+async def _one(item: bytes | _Oversized, number: int, context: BatchContext) -> PipelineResult:
     """One line's result; nothing raised while reading or analysing it escapes."""
     pipeline, limits = context.pipeline, context.limits
     id_: str | int | None = None
@@ -462,6 +521,49 @@ class _Admission:
                 self._changed.notify_all()
 
 
+Answerer = Callable[[AsyncIterator[InputLine]], AsyncIterator[bytes]]
+"""Turns the input lines into their output lines, one each, in input order."""
+
+
+async def write_batch(
+    source: Path, target: Path, answerer: Answerer, *, limits: Limits | None = None
+) -> int:
+    """Read ``source``'s lines, have ``answerer`` answer them, write its lines to ``target``.
+
+    The lines are read in chunks, one over ``limits.batch_line_bytes`` kept only by its start;
+    each output line is flushed as soon as it comes, with a progress bar on a terminal. Return
+    the number of lines written.
+
+    Raises:
+        InputError: ``source`` cannot be opened (``file_not_found``).
+    """
+    limits = limits or LIMITS
+    try:
+        file = source.open("rb")
+    except OSError as exc:
+        raise InputError(f"--input {source}: cannot be read ({exc.strerror})",
+                         code="file_not_found") from None  # fmt: skip
+
+    async def lines() -> AsyncIterator[InputLine]:
+        number = 0
+        async for item in _read_lines(file, limits.batch_line_bytes):
+            number += 1
+            if isinstance(item, _Oversized):
+                yield InputLine(number, item.prefix, item.size)
+            else:
+                yield InputLine(number, item, len(item))
+
+    progress = _Progress(source)
+    written = 0
+    with file, target.open("wb") as out, contextlib.closing(progress):
+        async for output in answerer(lines()):
+            out.write(output)
+            out.flush()
+            written += 1
+            progress()
+    return written
+
+
 async def run_batch(
     pipeline: Pipeline, source: Path, target: Path, *, concurrency: int = 8,
     languages: str = "eng", tenant: str | None = None, documents_root: Path | None = None,
@@ -478,54 +580,29 @@ async def run_batch(
             does not exist (``path_not_allowed``); a bad line never raises.
     """
     limits = limits or LIMITS
-    slots = max(1, concurrency)
-    context = _Context(
-        pipeline, _allowed_root(documents_root or source.parent), languages, tenant, limits
-    )
-    admission = _Admission(slots, 2 * limits.batch_line_bytes)
+    context = batch_context(
+        pipeline, documents_root or source.parent, concurrency=concurrency,
+        languages=languages, tenant=tenant, limits=limits,
+    )  # fmt: skip
     # Lines read ahead of the one being written: enough to keep every slot busy behind a slow
     # line, bounded in number and bytes so that a big input is never held in memory.
-    ahead_lines, ahead_bytes = max(16, 4 * slots), 8 * limits.batch_line_bytes
+    ahead_lines, ahead_bytes = max(16, 4 * max(1, concurrency)), 8 * limits.batch_line_bytes
 
-    async def bounded(item: bytes | _Oversized, number: int) -> PipelineResult:
-        async with admission.admit(_size(item)):
-            return await _one(item, number, context)
-
-    try:
-        file = source.open("rb")
-    except OSError as exc:
-        raise InputError(f"--input {source}: cannot be read ({exc.strerror})",
-                         code="file_not_found") from None  # fmt: skip
-    progress = _Progress(source)
-    written = 0
-    with file, target.open("wb") as out, contextlib.closing(progress):
-        pending: deque[tuple[asyncio.Task[PipelineResult], int]] = deque()
+    async def answerer(lines: AsyncIterator[InputLine]) -> AsyncIterator[bytes]:
+        pending: deque[tuple[asyncio.Task[bytes], int]] = deque()
         held = 0
-
-        async def write_first() -> None:
-            nonlocal held, written
-            task, size = pending.popleft()
-            held -= size
-            written += 1
-            out.write(_output_line(await task, written, pipeline))
-            out.flush()
-            progress()
-
-        number = 0
-        async for item in _read_lines(file, limits.batch_line_bytes):
-            number += 1
-            size = _size(item)
+        async for line in lines:
+            size = len(line.data)
             while pending and (len(pending) >= ahead_lines or held + size > ahead_bytes):
-                await write_first()  # in input order; later lines keep running meanwhile
-            pending.append((asyncio.create_task(bounded(item, number)), size))
+                task, done = pending.popleft()
+                held -= done
+                yield await task  # in input order; later lines keep running meanwhile
+            pending.append((asyncio.create_task(answer_line(line, context)), size))
             held += size
         while pending:
-            await write_first()
-    return written
+            yield await pending.popleft()[0]
 
-
-def _size(item: bytes | _Oversized) -> int:
-    return len(item) if isinstance(item, bytes) else len(item.prefix)
+    return await write_batch(source, target, answerer, limits=limits)
 
 
 class _Progress:

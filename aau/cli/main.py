@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from aau.cli.batch import run_batch
+from aau.cli.serve import add_serve_parsers
 from aau.cli.termdict import add_termdict_parser
 from aau.engines.registry import EngineConfig, engine_configs
 from aau.errors import AAUError, InputError, SpecError
@@ -30,6 +32,7 @@ from aau.pipeline import Pipeline
 from aau.spec.model import UnitSpec
 from aau.spec.schema import unit_file_schema_text
 from aau.terms import TermStore
+from aau.terms.store import default_store_dir
 
 __all__ = ["main"]
 
@@ -211,6 +214,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_batch(args: argparse.Namespace) -> int:
     """Run units over a JSONL file; write one line per input line, in order."""
+    if args.ray is not None:
+        return _ray_batch(args)
     pipeline = _pipeline(args)
     count = asyncio.run(
         run_batch(pipeline, Path(args.input), Path(args.output),
@@ -219,6 +224,42 @@ def cmd_batch(args: argparse.Namespace) -> int:
     )  # fmt: skip
     print(f"wrote {count} lines to {args.output}", file=sys.stderr)
     return 0
+
+
+def _ray_batch(args: argparse.Namespace) -> int:
+    """``aau batch --ray``: each Ray worker builds its pipeline from the command's options."""
+    try:
+        from aau.cli.ray_batch import run_ray_batch  # Ray is an optional extra
+    except ImportError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for path in _unit_paths(args.units):  # a bad unit file stops the batch before Ray starts
+        _load(path)
+    count = run_ray_batch(
+        functools.partial(_pipeline, _worker_options(args)), Path(args.input), Path(args.output),
+        address=args.ray or None, workers=args.ray_workers, concurrency=args.concurrency,
+        languages=args.lang, tenant=args.tenant,
+        documents_root=Path(args.documents_root) if args.documents_root else None,
+    )  # fmt: skip
+    print(f"wrote {count} lines to {args.output}", file=sys.stderr)
+    return 0
+
+
+def _worker_options(args: argparse.Namespace) -> argparse.Namespace:
+    """The options as a worker in another process reads them: plain values, absolute paths.
+
+    A worker's working folder and home are not the driver's, so the unit, engine and term
+    store paths are resolved here.
+    """
+    options = {key: value for key, value in vars(args).items() if key != "func"}
+    options["units"] = [str(Path(item).resolve()) for item in args.units]
+    options["terms_store"] = str(Path(args.terms_store or default_store_dir()).resolve())
+    for key in ("engine_config", "engines"):
+        if options[key]:
+            options[key] = str(Path(options[key]).resolve())
+    if args.model and Path(args.model).exists():  # else a name the engine resolves itself
+        options["model"] = str(Path(args.model).resolve())
+    return argparse.Namespace(**options)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -311,10 +352,20 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="the folder line paths must resolve inside (default: the input file's folder)",
     )
+    p.add_argument(
+        "--ray", nargs="?", const="", metavar="ADDRESS",
+        help="spread the lines over Ray workers: a local cluster, or the one at ADDRESS "
+        "(needs aau[ray]; --concurrency is then per worker)",
+    )  # fmt: skip
+    p.add_argument(
+        "--ray-workers", type=int, metavar="N",
+        help="Ray workers, each with its own pipeline (default: the cluster's CPUs)",
+    )  # fmt: skip
     _add_engine_options(p)
     p.set_defaults(func=cmd_batch)
 
     add_termdict_parser(sub)
+    add_serve_parsers(sub, _add_engine_options, _pipeline)
     return parser
 
 
