@@ -3,11 +3,12 @@
 The shared engine serves a bounded number of unit runs at once (``max_units_in_flight``; the
 in-process engine batches them). Requests beyond it wait in one first-come queue. Before a
 request joins the queue, its wait is estimated from the work ahead of it and the rate at which
-the service has been finishing units; past ``max_queue_ms`` it is refused at once with 429 and
-a ``Retry-After`` of that estimate, instead of joining a queue in which every request would
-time out. Each tenant also has a bound on its requests in flight and a token-bucket rate, so
-one tenant's burst cannot fill the queue for everyone. Until the first request has finished
-there is no rate to estimate from, and only ``max_queued_units`` bounds the queue.
+the service has been finishing units, and never below the wait of the request at the queue's
+head; past ``max_queue_ms`` it is refused at once with 429 and a ``Retry-After`` of that
+estimate, instead of joining a queue in which every request would time out. Each tenant also
+has a bound on its requests in flight and a token-bucket rate, so one tenant's burst cannot
+fill the queue for everyone. Until the first request has finished there is no rate to estimate
+from: the head's wait and ``max_queued_units`` bound the queue then.
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ class Ticket:
 class _Waiter:
     units: int
     future: asyncio.Future[None]
+    since: float
 
 
 class _Bucket:
@@ -136,11 +138,14 @@ class Admission:
         capacity = self.settings.max_units_in_flight
         if not self._queue and self.in_flight_units + units <= capacity:
             return 0.0
+        # In a first-come queue a newcomer waits about as long as the request now at its head
+        # has: a floor that corrects a rate read too high (a batch that finished at once).
+        head = self._clock() - self._queue[0].since if self._queue else 0.0
         rate = self.units_per_s()
         if rate is None:
-            return 0.0  # nothing measured yet: the queue-length bound alone applies
+            return head  # nothing finished yet: that floor and the queue-length bound
         ahead = self.queued_units + max(0, self.in_flight_units + units - capacity)
-        return ahead / rate
+        return max(ahead / rate, head)
 
     @contextlib.asynccontextmanager
     async def admit(self, tenant: str, units: int) -> AsyncIterator[Ticket]:
@@ -202,7 +207,7 @@ class Admission:
         if not self._queue and self.in_flight_units + units <= capacity:
             self.in_flight_units += units
             return
-        waiter = _Waiter(units, asyncio.get_running_loop().create_future())
+        waiter = _Waiter(units, asyncio.get_running_loop().create_future(), self._clock())
         self._queue.append(waiter)
         try:
             await waiter.future
