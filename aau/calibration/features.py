@@ -188,7 +188,7 @@ class FeatureSpec:
 
 
 FEATURE_SPEC = FeatureSpec(
-    version=4,
+    version=5,  # 5: CJK and Hangul markers of several characters count (unexplained_markers)
     paths=PATHS,
     outcomes=OUTCOMES,
     features=(
@@ -835,14 +835,35 @@ def _marks_kind(token: str, kind: Kind) -> bool:
     return False
 
 
+_CJK_RUN = re.compile(f"[{_CJK_SYLLABLE}]+")
+_CJK_MARKER_CHARS = 4
+"""Longest CJK or Hangul marker looked for ("人民元", "ドル", "달러")."""
+
+
 def _marker_words(text: str, kinds: frozenset[Kind]) -> tuple[tuple[int, int], ...]:
-    """Spans of the tokens that mark a value of one of ``kinds``."""
+    """Spans of the tokens that mark a value of one of ``kinds``.
+
+    CJK and Hangul are written without spaces between a marker and its neighbours, so a run of
+    those characters is read by longest match, a marker of up to four characters at a time.
+    """
+
+    def marks(token: str) -> bool:
+        return any(_marks_kind(token, kind) for kind in kinds)
+
     found = []
     for match in _WORD_TOKEN.finditer(text):
         token = match.group()
-        if len(token) <= _MAX_TOKEN and any(_marks_kind(token, kind) for kind in kinds):
+        if _CJK_RUN.fullmatch(token) is None and len(token) <= _MAX_TOKEN and marks(token):
             found.append(match.span())
-    return tuple(found)
+    for run in _CJK_RUN.finditer(text):
+        at = run.start()
+        while at < run.end():
+            size = next((n for n in range(min(_CJK_MARKER_CHARS, run.end() - at), 0, -1)
+                         if marks(text[at:at + n])), 0)  # fmt: skip
+            if size:
+                found.append((at, at + size))
+            at += size or 1
+    return tuple(sorted(found))
 
 
 def _mentions(text: str, kinds: frozenset[Kind]) -> tuple[tuple[int, int], ...]:

@@ -184,7 +184,7 @@ def test_witnesses_with_value_shows_that_the_others_found_something() -> None:
 
 
 def test_observe_gathers_the_signals_into_a_vector_of_the_specs_width() -> None:
-    assert FEATURE_SPEC.version == 4
+    assert FEATURE_SPEC.version == 5
     assert len(set(FEATURE_SPEC.names)) == FEATURE_SPEC.width
     answer = PathAnswer(output=NOTHING, confidence=0.9)
     evidence = PathEvidence("heuristic", answer, outcome="valid", text=CZECH, description="d",
@@ -230,6 +230,9 @@ def test_labelled_answers_recompute_the_text_signals_from_the_stored_text() -> N
         ("Delivered twelve boxes", {"value": "number", "unit": "unit"}, 1.0),
         ("Total: 500 EUR", {"value": "number", "unit": "unit"}, 0.0),  # a currency, no unit
         ("signed in the first days of März", {"date": "date"}, 1.0),
+        ("お支払いは五千ドルです", {"amount": "amount", "currency": "currency"}, 1.0),  # two kana
+        ("合计一万人民元", {"amount": "amount", "currency": "currency"}, 1.0),
+        ("오천달러입니다", {"amount": "amount", "currency": "currency"}, 1.0),
     ],
 )
 def test_a_marker_no_path_tied_to_a_value_is_unexplained(
