@@ -194,6 +194,14 @@ def tables() -> Tables:
 
 
 @cache
+def iso_currency_codes() -> frozenset[str]:
+    """Every ISO-4217 code CLDR knows."""
+    from babel.numbers import list_currencies
+
+    return frozenset(list_currencies())
+
+
+@cache
 def territory_names(languages: tuple[str, ...]) -> Mapping[str, frozenset[str]]:
     """ISO-3166 territory code -> its names in ``languages`` (case-folded)."""
     names: dict[str, set[str]] = defaultdict(set)

@@ -201,7 +201,7 @@ def _plain(text: str) -> str:
 def _table() -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
     """(marker key -> codes, accent-free key -> codes), CLDR and the table above merged."""
     cldr = _cldr.tables().currencies
-    codes = _iso_codes()
+    codes = _cldr.iso_currency_codes()
     table: dict[str, set[str]] = defaultdict(set)
     for marker, by_code in cldr.items():
         table[marker].update(code for code in by_code if code in codes)
@@ -217,13 +217,6 @@ def _table() -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
             if bare != marker:
                 plain[bare].update(found)
     return exact, {marker: frozenset(found) for marker, found in plain.items()}
-
-
-@cache
-def _iso_codes() -> frozenset[str]:
-    from babel.numbers import list_currencies
-
-    return frozenset(list_currencies())
 
 
 def currency_codes(marker: str) -> frozenset[str]:

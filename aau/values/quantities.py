@@ -358,13 +358,6 @@ def _lexicon() -> tuple[dict[str, str], dict[str, str]]:
     return exact, folded
 
 
-@cache
-def _currency_codes() -> frozenset[str]:
-    from babel.numbers import list_currencies
-
-    return frozenset(list_currencies())
-
-
 def _canonical(unit: str) -> str | None:
     """One unit name (no compounds) -> canonical symbol, else None."""
     exact, folded = _lexicon()
@@ -376,7 +369,7 @@ def _canonical(unit: str) -> str | None:
     stripped = unit.rstrip(".")
     if stripped in exact:
         return exact[stripped]
-    if len(unit) == 3 and unit.isascii() and unit.isupper() and unit in _currency_codes():
+    if len(unit) == 3 and unit.isascii() and unit.isupper() and unit in _cldr.iso_currency_codes():
         return None  # "500 EUR", "20 SEK": a currency, whatever word some language spells so
     unit_key = key(unit)
     if unit_key in folded:
