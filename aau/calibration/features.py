@@ -819,9 +819,9 @@ _FINDERS: dict[Kind, Callable[[str], tuple[tuple[int, int], ...]]] = {
 
 _CJK_SYLLABLE = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7a3"
 _WORD_TOKEN = re.compile(
-    f"[{_CJK_SYLLABLE}]|[^\\s\\d{_CJK_SYLLABLE}.,;:!?()\\[\\]{{}}\"'«»<>/+=*_-]+[.$]?|[^\\w\\s]"
+    f"[^\\s\\d{_CJK_SYLLABLE}.,;:!?()\\[\\]{{}}\"'«»<>/+=*_-]+[.$]?|[^\\w\\s{_CJK_SYLLABLE}]"
 )
-"""Words, each CJK character or Hangul syllable, and each symbol: where markers stand."""
+"""Words of spaced scripts and each symbol: where markers stand (CJK and Hangul apart)."""
 
 
 @lru_cache(maxsize=1 << 15)
@@ -853,7 +853,7 @@ def _marker_words(text: str, kinds: frozenset[Kind]) -> tuple[tuple[int, int], .
     found = []
     for match in _WORD_TOKEN.finditer(text):
         token = match.group()
-        if _CJK_RUN.fullmatch(token) is None and len(token) <= _MAX_TOKEN and marks(token):
+        if len(token) <= _MAX_TOKEN and marks(token):
             found.append(match.span())
     for run in _CJK_RUN.finditer(text):
         at = run.start()
