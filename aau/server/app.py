@@ -27,7 +27,7 @@ import json
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Request, Response
@@ -41,7 +41,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.formparsers import MultiPartException
 
 from aau.engines.base import Generation, GenerationRequest
-from aau.errors import InputError, TermDictionaryError, UnknownTenant
+from aau.errors import InputError, TermDictionaryError
 from aau.ingest import Document
 from aau.limits import LIMITS
 from aau.pipeline import Pipeline, PipelineResult
@@ -49,7 +49,7 @@ from aau.server.admission import Admission, AdmissionSettings, Refused
 from aau.server.keys import KeyRecord, KeyStore
 from aau.server.metrics import ServiceMetrics
 from aau.server.tracing import ServiceTracer
-from aau.terms.store import DictionaryInfo, DictionaryUpload
+from aau.terms.store import DictionaryInfo, DictionaryUpload, TermStore
 
 __all__ = ["ServeSettings", "create_app"]
 
@@ -185,24 +185,20 @@ class Service:
     # -- readiness --------------------------------------------------------------------------
 
     async def warm_and_probe(self) -> None:
-        """Warm every unit up, then prove the engine answers, every ``probe_interval_s``."""
-        try:
-            await self.pipeline.warmup()
-        except Exception as exc:  # the probe loop keeps trying; /readyz says why
-            self.readiness.problem = f"warm-up failed: {type(exc).__name__}: {exc}"
-            _log.warning("%s", self.readiness.problem)
-        else:
-            self.readiness.warm = True
+        """Warm every unit up, then prove the engine answers, every ``probe_interval_s``.
+
+        A failed warm-up is tried again at each interval; ``/readyz`` says why meanwhile.
+        """
         while True:
-            if self.readiness.warm:
-                await self.probe()
-            else:
+            if not self.readiness.warm:
                 try:
                     await self.pipeline.warmup()
                     self.readiness.warm = True
-                    continue
                 except Exception as exc:
                     self.readiness.problem = f"warm-up failed: {type(exc).__name__}: {exc}"
+                    _log.warning("%s", self.readiness.problem)
+            if self.readiness.warm:
+                await self.probe()
             await asyncio.sleep(self.settings.probe_interval_s)
 
     async def probe(self) -> None:
@@ -306,11 +302,9 @@ class _BodyTooLarge(Exception):
         super().__init__(f"the request body is over the limit of {limit:,} bytes")
 
 
-def _body_limit(scope: Scope) -> int:
+def _body_limit(headers: Mapping[bytes, bytes], path: str) -> int:
     """The bytes a request's body may hold: by what it carries."""
-    headers = dict(scope.get("headers") or [])
     content_type = headers.get(b"content-type", b"").decode("latin-1").lower()
-    path = scope.get("path", "")
     if content_type.startswith("multipart/"):
         if path.endswith("/termdicts"):
             return LIMITS.dictionary_bytes + _ENVELOPE
@@ -319,7 +313,11 @@ def _body_limit(scope: Scope) -> int:
 
 
 class _Guard:
-    """Outermost middleware: bounds every body, times every request, contains every fault."""
+    """Bounds every body, times every request, contains every fault.
+
+    The outermost of the service's own middleware (Starlette's error middleware sits outside
+    it, and never sees an exception).
+    """
 
     def __init__(self, app: ASGIApp, service: Service) -> None:
         self.app, self.service = app, service
@@ -328,9 +326,10 @@ class _Guard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        limit = _body_limit(scope)
+        headers = dict(scope.get("headers") or [])
+        limit = _body_limit(headers, scope.get("path", ""))
         started, status, sent = time.perf_counter(), [500], [False]
-        length = dict(scope.get("headers") or []).get(b"content-length")
+        length = headers.get(b"content-length")
         if length is not None and (not length.isdigit() or int(length) > limit):
             await _error_response(413, "input_too_large", str(_BodyTooLarge(limit)))(
                 scope, receive, send
@@ -382,7 +381,7 @@ class _Guard:
 _bearer = HTTPBearer(auto_error=False, description="an API key made by `aau keys add`")
 
 
-async def _key(request: Request, credentials: HTTPAuthorizationCredentials | None) -> KeyRecord:
+def _key(request: Request, credentials: HTTPAuthorizationCredentials | None) -> KeyRecord:
     if credentials is None:
         raise ApiError(401, "unauthorized", "send Authorization: Bearer <key>",
                        {"WWW-Authenticate": "Bearer"})  # fmt: skip
@@ -399,7 +398,7 @@ async def _caller(
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> str:
     """The tenant of the request's key (401 without a known key, 403 for an operator key)."""
-    record = await _key(request, credentials)
+    record = _key(request, credentials)
     if record.role != "tenant":
         raise ApiError(403, "forbidden", "an operator key reaches no tenant's data")
     request.scope["aau.tenant"] = record.tenant
@@ -411,7 +410,7 @@ async def _operator(
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> None:
     """Let only operator keys through (what they read names every tenant)."""
-    record = await _key(request, credentials)
+    record = _key(request, credentials)
     if record.role != "operator":
         raise ApiError(403, "forbidden", "this needs an operator key (aau keys add --operator)")
 
@@ -467,10 +466,6 @@ def create_app(
     )
     app.state.service = service
 
-    def own(tenant: str, path_tenant: str) -> None:
-        if path_tenant != tenant:  # the same answer whether that tenant exists or not
-            raise ApiError(403, "forbidden", "a key reaches only its own tenant's data")
-
     @app.exception_handler(ApiError)
     async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
         return _error_response(exc.status, exc.code, exc.message, exc.headers)
@@ -522,7 +517,7 @@ def create_app(
             }
         },
     )
-    async def analyze(request: Request, tenant: Tenant, response: Response) -> JSONResponse:
+    async def analyze(request: Request, tenant: Tenant) -> JSONResponse:
         """Run units over the body's text or document; the answer is the input's batch line.
 
         A unit that fails says so in its own result (``error.code``); the request still
@@ -581,18 +576,20 @@ def create_app(
 
     # -- term dictionaries ------------------------------------------------------------------
 
-    def store() -> Any:
+    async def own_store(tenant: str, path_tenant: str) -> TermStore:
+        """The term store, once the path is the caller's own tenant (registered there)."""
+        if path_tenant != tenant:  # the same answer whether that tenant exists or not
+            raise ApiError(403, "forbidden", "a key reaches only its own tenant's data")
         terms = service.pipeline.terms
         if terms is None:
             raise ApiError(404, "not_found", "this service runs without term dictionaries")
+        await asyncio.to_thread(service.ensure_tenant, tenant)
         return terms
 
     @app.get("/v1/tenants/{tenant_name}/termdicts", summary="The tenant's term dictionaries")
     async def list_termdicts(tenant_name: str, tenant: Tenant) -> dict[str, Any]:
         """The shipped dictionaries (``tenant`` null) and the tenant's own uploads."""
-        own(tenant, tenant_name)
-        terms = store()
-        await asyncio.to_thread(service.ensure_tenant, tenant)
+        terms = await own_store(tenant, tenant_name)
         infos = await asyncio.to_thread(terms.list, tenant)
         return {"dictionaries": [_info(i) for i in infos]}
 
@@ -609,8 +606,7 @@ def create_app(
         request: Request, tenant_name: str, tenant: Tenant, replace: bool = False
     ) -> dict[str, Any]:
         """Validate every file whole, then make them all active at once (or none)."""
-        own(tenant, tenant_name)
-        terms = store()
+        terms = await own_store(tenant, tenant_name)
         if not request.headers.get("content-type", "").lower().startswith("multipart/form-data"):
             raise ApiError(415, "unsupported_media_type", "upload files as multipart/form-data")
         try:
@@ -625,7 +621,6 @@ def create_app(
         await form.close()
         if not uploads:
             raise ApiError(400, "invalid_request", "no `file` part: upload at least one file")
-        await asyncio.to_thread(service.ensure_tenant, tenant)
         try:
             added = await asyncio.to_thread(terms.add, tenant, uploads, replace=replace)
         except TermDictionaryError as exc:
@@ -640,14 +635,10 @@ def create_app(
     )  # fmt: skip
     async def remove_termdict(tenant_name: str, name: str, tenant: Tenant) -> Response:
         """Active at the tenant's next request."""
-        own(tenant, tenant_name)
-        terms = store()
-        await asyncio.to_thread(service.ensure_tenant, tenant)
+        terms = await own_store(tenant, tenant_name)
         try:
             await asyncio.to_thread(terms.remove, tenant, name)
-        except UnknownTenant as exc:
-            raise ApiError(404, "not_found", str(exc)) from None
-        except TermDictionaryError as exc:
+        except TermDictionaryError as exc:  # no such dictionary (or tenant): nothing to remove
             raise ApiError(404, "not_found", str(exc)) from None
         return Response(status_code=204)
 
@@ -657,9 +648,7 @@ def create_app(
     )  # fmt: skip
     async def remove_termdicts(tenant_name: str, tenant: Tenant) -> Response:
         """The shipped dictionaries stay; the tenant's own go, at its next request."""
-        own(tenant, tenant_name)
-        terms = store()
-        await asyncio.to_thread(service.ensure_tenant, tenant)
+        terms = await own_store(tenant, tenant_name)
         for info in await asyncio.to_thread(terms.list, tenant):
             if info.tenant == tenant:
                 with contextlib.suppress(TermDictionaryError):  # removed meanwhile
