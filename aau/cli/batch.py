@@ -114,6 +114,11 @@ class InputLine(NamedTuple):
     size: int
     """The line's size in bytes (more than ``len(data)`` when only its start was kept)."""
 
+    @property
+    def oversized(self) -> bool:
+        """Whether only the line's start was kept (it is over ``batch_line_bytes``)."""
+        return self.size > len(self.data)
+
 
 class _NumberTooLong(ValueError):
     def __init__(self, digits: int) -> None:
@@ -358,25 +363,25 @@ async def answer_line(line: InputLine, context: BatchContext) -> bytes:
 
     This is the whole per-line work of a batch, whichever process runs it.
     """
-    item = _Oversized(line.data, line.size) if line.size > len(line.data) else line.data
     async with context.admission.admit(len(line.data)):
-        result = await _one(item, line.number, context)
+        result = await _one(line, context)
     return _output_line(result, line.number, context.pipeline)
 
 
-async def _one(item: bytes | _Oversized, number: int, context: BatchContext) -> PipelineResult:
+async def _one(input_line: InputLine, context: BatchContext) -> PipelineResult:
     """One line's result; nothing raised while reading or analysing it escapes."""
     pipeline, limits = context.pipeline, context.limits
+    number, data = input_line.number, input_line.data
     id_: str | int | None = None
     try:
-        if isinstance(item, _Oversized):
+        if input_line.oversized:
             return pipeline.failed(
-                _too_large(number, item.size, limits), id=_leading_id(item.prefix)
+                _too_large(number, input_line.size, limits), id=_leading_id(data)
             )
         try:
-            line = parse_line(item, number, limits=limits)
+            line = parse_line(data, number, limits=limits)
         except InputError as exc:
-            return pipeline.failed(exc, id=_id_of(item, limits))
+            return pipeline.failed(exc, id=_id_of(data, limits))
         id_ = line.id
         tenant = line.tenant or context.tenant
         if tenant is not None and pipeline.terms is not None:

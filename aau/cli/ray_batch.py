@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, cast
 
 from aau.cli.batch import (
+    Answerer,
     BatchContext,
     InputLine,
     allowed_root,
@@ -216,7 +217,7 @@ def _probe(address: str) -> None:
 
 def _answerer(
     build_pipeline: Callable[[], Pipeline], settings: _WorkerSettings, workers: int, cpus: int
-) -> Callable[[AsyncIterator[InputLine]], AsyncIterator[bytes]]:
+) -> Answerer:
     """The answerer ``write_batch`` hands the input lines to: a Ray Data pipeline of workers."""
 
     async def answerer(lines: AsyncIterator[InputLine]) -> AsyncIterator[bytes]:
