@@ -48,6 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # tests.remote holds the vLLM launcher the tests use
 
 import aau  # noqa: E402
+from benchmarks._stats import percentile  # noqa: E402
 
 UNIT_NAMES = ("extract_price", "extract_date", "extract_quantity")
 TEXTS = [
@@ -70,11 +71,6 @@ TEXTS = [
 ]
 UNIT_RUNS = len(TEXTS) * len(UNIT_NAMES)
 TTFT_METRIC = re.compile(r"^vllm:time_to_first_token_seconds_(sum|count)\{[^}]*\}\s+(\S+)$", re.M)
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
 
 def vllm_ttft_totals(url: str) -> tuple[float, float] | None:

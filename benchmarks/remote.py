@@ -43,6 +43,7 @@ sys.path.insert(0, str(ROOT))  # tests.remote holds the vLLM launcher the tests 
 import aau  # noqa: E402
 from aau.prompts import render_messages  # noqa: E402
 from aau.runner import UnitRunner  # noqa: E402
+from benchmarks._stats import percentile  # noqa: E402
 
 UNIT_NAMES = ("extract_price", "extract_date", "extract_quantity")
 TEXTS = [
@@ -61,11 +62,6 @@ def work(offset: int) -> list[tuple[str, str]]:
         text = TEXTS[i % len(TEXTS)].format(i=1000 + i, q=3 + i % 17, d=1 + i % 27, a=100 + i)
         pairs.append((UNIT_NAMES[i % len(UNIT_NAMES)], text))
     return pairs
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
 
 async def aau_round(pipelines: dict[str, aau.Pipeline], pairs: list[tuple[str, str]]) -> dict:

@@ -70,6 +70,7 @@ import jsonschema
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # tests.remote holds the vLLM launcher and the fault proxy
 
+from benchmarks._stats import percentile  # noqa: E402
 from tests.remote.fault_proxy import PASS, Fault, FaultInjector  # noqa: E402
 from tests.remote.vllm_server import SERVED_MODEL, VllmServer, setup_problem  # noqa: E402
 
@@ -514,12 +515,9 @@ async def load(url: str, key: str, jobs: list[tuple[str, str]], concurrency: int
 # -- figures ----------------------------------------------------------------------------------
 
 
-def percentile(values: list[float], q: float) -> float | None:
-    """Nearest-rank percentile (None for no values)."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    return round(ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))], 1)
+def rounded_percentile(values: list[float], q: float) -> float | None:
+    """Nearest-rank percentile to 0.1 ms (None for no values)."""
+    return round(percentile(values, q), 1) if values else None
 
 
 def figures(phase: Phase) -> dict[str, Any]:
@@ -546,11 +544,11 @@ def figures(phase: Phase) -> dict[str, Any]:
             str(k): v
             for k, v in sorted(Counter(o.status for o in outs).items(), key=lambda kv: str(kv[0]))
         },
-        "p50_ms": percentile(latencies, 0.50),
-        "p95_ms": percentile(latencies, 0.95),
-        "p99_ms": percentile(latencies, 0.99),
+        "p50_ms": rounded_percentile(latencies, 0.50),
+        "p95_ms": rounded_percentile(latencies, 0.95),
+        "p99_ms": rounded_percentile(latencies, 0.99),
         "max_ms": round(max(latencies), 1) if latencies else None,
-        "queue_p99_ms": percentile(queue, 0.99),
+        "queue_p99_ms": rounded_percentile(queue, 0.99),
         "units_s": round(len(answered) / phase.wall_s, 3) if phase.wall_s else None,
         "wall_s": round(phase.wall_s, 1),
         "paths": dict(Counter(str(o.path) for o in answered)),
