@@ -32,7 +32,12 @@ from aau.spec.model import UnitSpec
 
 REPO = Path(__file__).resolve().parents[1]
 UNITS_DIR = REPO / "units"
-UNIT_FILES = sorted(UNITS_DIR.glob("*.yaml"))
+UNIT_FILES = sorted(p for p in UNITS_DIR.glob("*.yaml") if "." not in p.stem)
+"""Every shipped unit file (``<name>.yaml``; ``<name>.golden.yaml`` and the like sit beside)."""
+PROMPTED_UNIT_FILES = [p for p in UNIT_FILES if UnitSpec.from_file(p).prompt is not None]
+"""The shipped units that ask the model (all but the derived ones)."""
+PRICE_UNIT = UNITS_DIR / "extract_price.yaml"
+"""One shipped unit, for tests that need any real one."""
 
 
 @functools.cache

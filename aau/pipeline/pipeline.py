@@ -1,17 +1,20 @@
 """``Pipeline``: several units over one input, concurrently, on one shared engine.
 
-Units of a pipeline run as concurrent tasks; each one's failure stays in its own result. The
-engine is shared by every pipeline that is given it, so a process holds one model however many
-pipelines and requests it serves.
+A pipeline is a DAG: a derived unit (``needs: [a, b]``) runs once the units it needs have
+answered, every other unit at once; independent units run as concurrent tasks and each one's
+failure stays in its own result (a unit that needs a failed one ends with ``upstream_failed``,
+its siblings go on). The engine is shared by every pipeline that is given it, so a process holds
+one model however many pipelines and requests it serves.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import graphlib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aau.engines.base import Engine
 from aau.engines.registry import EngineConfig, build_engine
@@ -23,6 +26,7 @@ from aau.prompts.render import Layout
 from aau.results import Source, UnitError, UnitResult, zero_timings
 from aau.runner.runner import DEFAULT_ENGINE, UnitRunner, valid_text
 from aau.spec.model import UnitSpec
+from aau.spec.pipelines import PipelineSpec
 from aau.terms import TermSet, TermStore
 
 if TYPE_CHECKING:
@@ -82,6 +86,10 @@ class Pipeline:
         """The named engines (``default`` is ``engine``, when there is one)."""
         if self.engine is not None:
             self.engines.setdefault(DEFAULT_ENGINE, self.engine)
+        self.spec: PipelineSpec | None = None
+        """The pipeline file this pipeline was built from (``from_file``), if any."""
+        self.graph = _graph(specs)
+        """Each unit's name -> the units it needs (the DAG the pipeline runs)."""
         self.calibrator = _calibrator(calibrator, self.engine)
         self._terms = terms
         self.runners = [
@@ -90,6 +98,29 @@ class Pipeline:
             )  # fmt: skip
             for spec in specs
         ]
+
+    @classmethod
+    def from_file(cls, path: str | Path, **options: Any) -> Pipeline:
+        """The pipeline a pipeline file declares (``units/pipelines/<name>.yaml``).
+
+        ``options`` are the constructor's (engine, calibrator, terms…). The units the named
+        ones need are loaded too, from the same folder.
+
+        Raises:
+            SpecError: the pipeline file or one of its units is wrong (located).
+        """
+        spec = PipelineSpec.from_file(path)
+        units = {p.stem: load_unit(p) for p in spec.unit_paths()}
+        folder = next(iter(spec.unit_paths())).parent
+        todo = [need for unit in units.values() for need in unit.needs]
+        while todo:  # what the declared units need, transitively
+            name = todo.pop()
+            if name not in units:
+                units[name] = load_unit(folder / f"{name}.yaml")
+                todo.extend(units[name].needs)
+        pipeline = cls(list(units.values()), **options)
+        pipeline.spec = spec
+        return pipeline
 
     @property
     def units(self) -> list[UnitSpec]:
@@ -105,7 +136,8 @@ class Pipeline:
         engine, the probe run still loads every unit's fallback models and the calibrator.
         """
         used = {id(e): e for r in self.runners for _, e in r.chain}
-        await asyncio.gather(*(e.warmup([r.schema for r in self.runners]) for e in used.values()))
+        schemas = [r.schema for r in self.runners if r.chain]
+        await asyncio.gather(*(e.warmup(schemas) for e in used.values()))
         terms = self.term_set(None)
         await asyncio.gather(*(r.run("warm-up probe", terms=terms) for r in self.runners))
 
@@ -124,7 +156,9 @@ class Pipeline:
         return store.term_set(tenant) if store is not None else None
 
     def runners_of(self, units: Sequence[str] | None = None) -> list[UnitRunner]:
-        """The runners of ``units`` (names, in the pipeline's order; None: every unit).
+        """The runners of ``units`` and of the units they need, in the pipeline's order.
+
+        None: every unit.
 
         Raises:
             KeyError: a name that is not one of the pipeline's units.
@@ -134,7 +168,13 @@ class Pipeline:
         unknown = sorted(set(units) - {r.spec.name for r in self.runners})
         if unknown:
             raise KeyError(", ".join(unknown))
-        wanted = set(units)
+        wanted: set[str] = set()
+        todo = list(units)
+        while todo:  # the units named, and everything they need
+            name = todo.pop()
+            if name not in wanted:
+                wanted.add(name)
+                todo.extend(self.graph[name])
         return [r for r in self.runners if r.spec.name in wanted]
 
     async def arun(
@@ -186,15 +226,27 @@ class Pipeline:
             # Only the calibrator reads it (native text: OCR quality 1.0); building one costs
             # ~0.6 s for a 1 MB text, so plain text without a calibrator skips it.
             document = await asyncio.to_thread(_native, text)
-        results = await asyncio.gather(
-            *(
-                r.run(text, document=document, terms=terms, term_hits=hits, tenant=tenant)
-                for r in runners
-            )  # fmt: skip
-        )
+        tasks: dict[str, asyncio.Task[UnitResult]] = {}
+
+        async def run_unit(runner: UnitRunner) -> UnitResult:
+            needs = self.graph[runner.spec.name]
+            upstream = {name: await tasks[name] for name in needs} if needs else None
+            return await runner.run(text, document=document, terms=terms, term_hits=hits,
+                                    tenant=tenant, upstream=upstream)  # fmt: skip
+
+        # Every unit starts at once; a derived one waits inside its task for those it needs.
+        for runner in runners:
+            tasks[runner.spec.name] = asyncio.ensure_future(run_unit(runner))
+        try:
+            results = list(await asyncio.gather(*tasks.values()))
+        finally:  # a cancelled request leaves no unit running
+            for task in tasks.values():
+                task.cancel()
         if not isinstance(source, str):
             results = [_with_sources(r, source) for r in results]
-        return PipelineResult(id=id, units={r.unit: r for r in results}, terms=hits)
+        graph = {r.spec.name: self.graph[r.spec.name] for r in runners}
+        return PipelineResult(id=id, units={r.unit: r for r in results}, terms=hits,
+                              graph=graph if any(graph.values()) else {})  # fmt: skip
 
     def run(
         self, source: str | Document, *, id: str | int | None = None,  # noqa: A002
@@ -221,6 +273,27 @@ class Pipeline:
             for r in self.runners_of(units)
         }
         return PipelineResult(id=id, units=results)
+
+
+def _graph(specs: Sequence[UnitSpec]) -> dict[str, tuple[str, ...]]:
+    """Each unit -> the units it needs, checked: all in the pipeline, and no cycle.
+
+    Raises:
+        ValueError: a unit needs one the pipeline does not have, or the needs form a cycle.
+    """
+    graph = {spec.name: tuple(spec.needs) for spec in specs}
+    for name, needs in graph.items():
+        missing = [need for need in needs if need not in graph]
+        if missing:
+            raise ValueError(
+                f"{name} needs {', '.join(missing)}, which the pipeline does not have; "
+                "add the unit files"
+            )
+    try:
+        tuple(graphlib.TopologicalSorter(graph).static_order())
+    except graphlib.CycleError as exc:
+        raise ValueError(f"the units' needs form a cycle: {' -> '.join(exc.args[1])}") from None
+    return graph
 
 
 def _calibrator(

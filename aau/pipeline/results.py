@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from aau.results import UnitResult
@@ -24,10 +24,19 @@ class PipelineResult:
     terms: Sequence[TermHit] = ()
     """The tenant's dictionary terms found in the input (for routing and audit); not part of
     the batch line."""
+    graph: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """The DAG the units ran as, each unit -> the units it needs, when any unit needs another
+    (empty otherwise); the batch line carries it as ``graph``."""
 
     def __getitem__(self, name: str) -> UnitResult:
         return self.units[name]
 
     def to_dict(self) -> dict[str, Any]:
         """``{"id", "units": {name: result}}``, the batch line format."""
-        return {"id": self.id, "units": {k: v.to_dict() for k, v in self.units.items()}}
+        data: dict[str, Any] = {
+            "id": self.id,
+            "units": {k: v.to_dict() for k, v in self.units.items()},
+        }
+        if self.graph:
+            data["graph"] = {name: list(needs) for name, needs in self.graph.items()}
+        return data

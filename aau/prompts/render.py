@@ -60,14 +60,17 @@ def render_messages(
     document opens the system message, so the many units run over one document share it as a
     prefix; the final turn then refers to it. ``benchmarks/RESULTS.md`` measures both.
     """
-    system = _render(unit.prompt.system, unit, "")
+    prompt = unit.prompt
+    if prompt is None:
+        raise ValueError(f"{unit.name} is a {unit.kind} unit: it has no prompt to render")
+    system = _render(prompt.system, unit, "")
     if layout == "document_first":
         system = f"Document:\n{text}\n\n{system}"
         text = DOCUMENT_REFERENCE
-    template = unit.prompt.template
+    template = prompt.template
     reads_terms = terms is not None and "terms" in template
     messages: list[Message] = [{"role": "system", "content": system}]
-    for example in unit.prompt.examples:
+    for example in prompt.examples:
         example_hits = terms.find(example.input) if reads_terms else ()  # type: ignore[union-attr]
         messages.append(
             {"role": "user", "content": _render(template, unit, example.input, example_hits)}

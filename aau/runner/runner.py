@@ -56,6 +56,7 @@ from aau.fsm.machine import FINAL_STATES, STATES, RunMachine
 from aau.limits import LIMITS
 from aau.prompts.render import Layout, render_messages
 from aau.results import Attempt, TraceStep, UnitError, UnitResult, zero_timings
+from aau.runner.derived import compute_derived, upstream_failure
 from aau.runner.grounding import ground_output
 from aau.spec.decoding_schema import decoding_schema, field_grammars
 from aau.spec.model import UnitSpec
@@ -86,6 +87,8 @@ def engine_chain(
         ValueError: the unit names an engine the pipeline does not have.
     """
     named = {**engines, **({DEFAULT_ENGINE: engine} if engine is not None else {})}
+    if spec.kind == "derived":  # a computation over other units' outputs: no model
+        return []
     if not spec.engines:
         return [(DEFAULT_ENGINE, engine)] if engine is not None else []
     missing = [name for name in spec.engines if name not in named]
@@ -597,6 +600,7 @@ class UnitRunner:
     async def run(
         self, text: str, *, document: Document | None = None, terms: TermSet | None = None,
         term_hits: Sequence[TermHit] | None = None, tenant: str | None = None,
+        upstream: Mapping[str, UnitResult] | None = None,
     ) -> UnitResult:  # fmt: skip
         """Run the unit over ``text``; always returns a result.
 
@@ -604,10 +608,13 @@ class UnitRunner:
         ``terms`` is the tenant's term set and ``term_hits`` its hits in ``text`` (found here
         when not given): templates and fallbacks read the hits, the engine may merge them.
         ``tenant`` (None: the default tenant) keeps the engine's prefix cache apart per tenant.
+        ``upstream`` holds the results of the units a ``derived`` unit needs, by name.
         """
         run = _Run(text=valid_text(text), document=document, terms=terms, term_hits=term_hits,
                    tenant=tenant)  # fmt: skip
         run.deadline = time.monotonic() + self.spec.policy.timeout_s
+        if self.spec.kind == "derived":
+            return self._derived(run, upstream or {})
         try:
             await self._walk(run)
         except Exception as exc:  # nothing escapes a unit run: a bug here is this unit's error
@@ -617,6 +624,35 @@ class UnitRunner:
                 f"{run.trace[-1].state if run.trace else 'received'}: {exc!r}",
                 code="internal_error",
             )
+        return self._result(run)
+
+    def _derived(self, run: _Run, upstream: Mapping[str, UnitResult]) -> UnitResult:
+        """A derived unit's run: its computation over the results of the units it needs."""
+        run.trace.append(TraceStep("received", None, 0.0, "needs " + ", ".join(self.spec.needs)))
+        run.path = "derived"
+        error: AAUError | None = upstream_failure(self.spec, upstream)
+        if error is None:
+            try:
+                answer = compute_derived(self.spec, upstream)
+            except AAUError as exc:
+                error = exc
+            except Exception as exc:  # nothing escapes a unit run
+                error = InputError(f"{self.spec.name}: the computation failed: {exc!r}",
+                                   code="internal_error")  # fmt: skip
+        if error is not None:
+            run.note_error(error)
+            run.trace.append(TraceStep("failed", run.path, run.ms(), _detail(error)))
+            return self._result(run)
+        problem = jsonschema.exceptions.best_match(self.validator.iter_errors(answer.output))
+        if problem is not None:  # e.g. a change that the schema bounds
+            run.note_error(ValidationFailed(f"{self.spec.name}: output violates the schema: "
+                                            f"{problem.message}"))  # fmt: skip
+            run.trace.append(TraceStep("failed", run.path, run.ms(), "invalid_output"))
+            return self._result(run)
+        run.final = (run.path, PathAnswer(output=answer.output, confidence=answer.confidence))
+        run.attempts.append(Attempt(run.path, round(answer.confidence, 4)))
+        detail = f"confidence={answer.confidence:.3f}; {answer.detail}"
+        run.trace.append(TraceStep("done", run.path, run.ms(), detail))
         return self._result(run)
 
     async def _walk(self, run: _Run) -> None:

@@ -44,7 +44,18 @@ from aau.limits import LIMITS
 from aau.registry import Registry
 from aau.spec.decoding_schema import decoding_schema, field_grammars
 from aau.spec.loader import LineMap, line_of, path_past_depth, read_yaml, read_yaml_file
-from aau.spec.sections import FieldSpec, Locale, NormalizerTable, Policy, PromptSpec
+from aau.spec.problems import UnitProblems, did_you_mean, every_problem
+from aau.spec.sections import (
+    COMPUTE_RESULTS,
+    ComputeSpec,
+    FieldSpec,
+    Locale,
+    NormalizerTable,
+    Policy,
+    PromptSpec,
+    Routing,
+    UnitKind,
+)
 from aau.spec.templates import render_problem, template_problems
 
 __all__ = [
@@ -109,6 +120,14 @@ class FallbackSpec(_Strict):
         """The live path of this declaration in ``unit``."""
         raise NotImplementedError(f"fallback kind {self.kind!r} does not build a path")
 
+    def train(self, unit: UnitSpec) -> str | None:
+        """Train this path's model from the unit's data and write it (``aau train``).
+
+        Returns a printable report of the held-out scores, or None when the kind has nothing
+        to train.
+        """
+        return None
+
 
 FALLBACK_KINDS: Registry[type[FallbackSpec]] = Registry("fallback kind", "aau.fallbacks")
 """Fallback kinds by the ``kind`` unit files give."""
@@ -140,11 +159,21 @@ class UnitSpec(_Strict):
     """Unit id; equals the file stem."""
     version: Annotated[str, WithJsonSchema({"type": ["string", "integer"]})]
     """Part of every cache key and result; bump it when behaviour changes (``1``, ``"1.2"``)."""
+    kind: UnitKind = "extract"
+    """What the unit answers (``aau.spec.sections.UnitKind``): ``extract``, ``classify``,
+    ``records`` or ``derived``."""
     description: str
     """What the unit extracts, in one or two sentences."""
     output: dict[str, Any]
     """JSON Schema (an object) of the unit's answer."""
-    prompt: PromptSpec
+    prompt: PromptSpec | None = None
+    """How the model is asked; every kind but ``derived`` has one."""
+    needs: list[Annotated[str, Field(pattern=NAME_PATTERN)]] = Field([], max_length=16)
+    """The units whose outputs a ``derived`` unit computes from; a pipeline runs them first."""
+    compute: ComputeSpec | None = None
+    """A ``derived`` unit's computation over the fields of the units it needs."""
+    routing: Routing = Routing()
+    """What points the router at this unit, besides its description and examples."""
     fallbacks: list[SerializeAsAny[FallbackSpec]] = []
     """Ordered non-model paths (``crf``, ``heuristic``, any registered kind)."""
     policy: Policy = Policy()
@@ -217,21 +246,24 @@ class UnitSpec(_Strict):
             spec = cls.model_validate({**data, "source": source})
         except ValidationError as exc:
             raise _spec_error_from(exc, where, lines) from None
-        issues = check_unit(spec)
-        for loc, message, check in issues:
-            error = SpecError(message, file=where, line=line_of(lines, loc), field=_dotted(loc),
-                              check=check)  # fmt: skip
-            if check in _LISTED_CHECKS:  # the other problems of this check, as notes
-                for oloc, omessage, ocheck in issues:
-                    if ocheck == check:
-                        error.add_note(f"{where}:{line_of(lines, oloc)}: {_dotted(oloc)}: "
-                                       f"{omessage}")  # fmt: skip
-            raise error
+        problems: list[SpecError] = []
+        try:
+            for loc, message, check in check_unit(spec):
+                problems.append(SpecError(message, file=where, line=line_of(lines, loc),
+                                          field=_dotted(loc), check=check))  # fmt: skip
+                if check in _BASE_CHECKS:
+                    break
+        except Exception:
+            if not problems:
+                raise
+            # A later check tripped over a problem already found: those found are the report.
         if source is not None and spec.name != source.stem:
-            raise SpecError(
+            problems.append(SpecError(
                 f"name {spec.name!r} differs from the file stem {source.stem!r}; rename one",
                 file=where, line=line_of(lines, ("name",)), field="name", check="S005",
-            )  # fmt: skip
+            ))  # fmt: skip
+        if problems:  # the first raised, every one in ``UnitProblems.problems``
+            raise UnitProblems(problems) if len(problems) > 1 else problems[0]
         return spec
 
     @classmethod
@@ -247,11 +279,19 @@ class UnitSpec(_Strict):
         data, lines, _ = read_yaml_file(path)
         return cls.from_dict(data, source=path.resolve(), lines=lines)
 
+    @classmethod
+    def problems_of_file(cls, path: str | Path) -> list[SpecError]:
+        """Every problem of a unit file, each located (empty when it loads)."""
+        try:
+            cls.from_file(path)
+        except SpecError as exc:
+            return every_problem(exc)
+        return []
 
-_LISTED_CHECKS = frozenset({"S043"})
-"""Checks whose every problem is told at once (as notes of the first): each enum value that a
-normalizer can never produce is its own problem, and fixing one at a time helps no one. The
-checks after them run on a unit that passed the schema checks, so finding the rest is safe."""
+
+_BASE_CHECKS = frozenset({"S011", "S012"})
+"""Checks whose problem ends the checking: the later checks read the output schema they refused.
+Past any other problem the checks go on, so a file's every problem is told at once."""
 
 
 def _dotted(loc: tuple[str | int, ...]) -> str:
@@ -262,19 +302,24 @@ def _dotted(loc: tuple[str | int, ...]) -> str:
 
 
 def _spec_error_from(exc: ValidationError, where: str, lines: LineMap) -> SpecError:
-    """The first pydantic error as a located ``SpecError`` (S010); the rest as notes."""
+    """Every pydantic error as a located ``SpecError`` (S010): the first raised, the rest notes.
+
+    An unknown key says which field of that level it may have meant (difflib).
+    """
     errors = exc.errors(include_url=False)
+    kinds = dict(FALLBACK_KINDS.items())
 
     def clean(loc: tuple[Any, ...]) -> tuple[str | int, ...]:
         # Discriminated unions add the tag ('heuristic') to the location; drop it.
         # A mapping's key that fails its own rule adds "[key]" after it; drop it too.
-        tags = {*FALLBACK_KINDS.names(), "[key]"}
+        tags = {*kinds, "[key]"}
         return tuple(p for p in loc if not (isinstance(p, str) and p in tags))
 
     def describe(err: Any) -> str:
         msg = err["msg"]
         if err["type"] == "extra_forbidden":
-            msg = "unknown field"
+            hint = did_you_mean(UnitSpec, err["loc"], kinds)
+            msg = f"unknown field; {hint}" if hint else "unknown field"
         elif err["type"] == "missing":
             msg = "required field is missing"
         got = err.get("input")
@@ -282,14 +327,14 @@ def _spec_error_from(exc: ValidationError, where: str, lines: LineMap) -> SpecEr
             msg += f" (got {got!r})"
         return msg
 
-    first = errors[0]
-    loc = clean(first["loc"])
-    error = SpecError(describe(first), file=where, line=line_of(lines, loc), field=_dotted(loc),
-                      check="S010")  # fmt: skip
-    for other in errors[1:]:
-        oloc = clean(other["loc"])
-        error.add_note(f"{where}:{line_of(lines, oloc)}: {_dotted(oloc)}: {describe(other)}")
-    return error
+    problems = [
+        SpecError(
+            describe(err), file=where, line=line_of(lines, loc), field=_dotted(loc), check="S010"
+        )  # fmt: skip
+        for err in errors
+        for loc in [clean(err["loc"])]
+    ]
+    return UnitProblems(problems) if len(problems) > 1 else problems[0]
 
 
 # -- load-time checks: what pydantic's field types cannot express ------------------------
@@ -344,6 +389,8 @@ def _check_template(spec: UnitSpec) -> Iterator[Issue]:
     reading methods (S027), constant loops over the loop limit (S028); then a template that
     fails rendered as every run renders it (S029, see ``_check_rendering``).
     """
+    if spec.prompt is None:
+        return
     clean = True
     for field in ("system", "template"):
         source = getattr(spec.prompt, field)
@@ -366,6 +413,7 @@ def _check_rendering(spec: UnitSpec) -> Iterator[Issue]:
     sandbox rule only: another input could avoid any other error).
     """
     prompt = spec.prompt
+    assert prompt is not None  # _check_template returns first without one
     cases = [("system", "", "with no input", True)]
     cases += [
         ("template", example.input, f"for few-shot example {index}", True)
@@ -382,6 +430,8 @@ def _check_rendering(spec: UnitSpec) -> Iterator[Issue]:
 
 
 def _check_examples(spec: UnitSpec) -> Iterator[Issue]:
+    if spec.prompt is None:
+        return
     validator = jsonschema.Draft202012Validator(spec.output)
     for index, example in enumerate(spec.prompt.examples):
         error = jsonschema.exceptions.best_match(validator.iter_errors(example.output))
@@ -430,8 +480,116 @@ def _check_flow(spec: UnitSpec) -> Iterator[Issue]:
         yield ("flow",), problem, "S040"
 
 
+def _types(schema: Any) -> set[str]:
+    kinds = schema.get("type", []) if isinstance(schema, dict) else []
+    return {kinds} if isinstance(kinds, str) else set(kinds)
+
+
+def _is_label(schema: Any) -> bool:
+    """A classification answer: a boolean, or a string out of an ``enum`` (null allowed)."""
+    if not isinstance(schema, dict):
+        return False
+    kinds = _types(schema) - {"null"}
+    return kinds == {"boolean"} or (kinds == {"string"} and isinstance(schema.get("enum"), list))
+
+
+_RESULT_TYPES = {"within": "boolean", "relation": "string"}
+"""The JSON type of each computed result that is not a number."""
+
+
+def _check_kind(spec: UnitSpec) -> Iterator[Issue]:
+    """What the unit's ``kind`` asks of its other sections."""
+    if spec.kind == "derived":
+        yield from _check_derived(spec)
+        return
+    if spec.prompt is None:
+        yield (
+            ("prompt",),
+            f"a {spec.kind} unit needs a prompt (only derived units have none)",
+            ("S098"),
+        )
+    for key in ("needs", "compute"):
+        if getattr(spec, key):
+            yield (key,), f"only derived units have {key}; set kind: derived or remove it", "S099"
+    properties = spec.output.get("properties")
+    if not isinstance(properties, dict):
+        return  # the output schema check reports it
+    if spec.kind == "classify":
+        for name, prop in properties.items():
+            items = prop.get("items") if isinstance(prop, dict) else None
+            if _is_label(prop) or (_types(prop) - {"null"} == {"array"} and _is_label(items)):
+                continue
+            yield (
+                ("output", "properties", name),
+                f"a classify unit answers with labels: {name!r} must be a boolean, a string "
+                "with an enum, or an array of such strings",
+                "S100",
+            )
+    elif spec.kind == "records":
+        lists = [
+            name for name, prop in properties.items()
+            if isinstance(prop, dict) and "array" in _types(prop)
+            and isinstance(prop.get("items"), dict) and "object" in _types(prop["items"])
+        ]  # fmt: skip
+        if len(lists) != 1:
+            yield (
+                ("output", "properties"),
+                "a records unit's output has exactly one property that is an array of objects "
+                f"(the records); found {len(lists)}" + (f": {', '.join(lists)}" if lists else ""),
+                "S101",
+            )
+
+
+def _check_derived(spec: UnitSpec) -> Iterator[Issue]:
+    for key, why in (
+        ("prompt", "it reads its inputs' outputs, not the text"),
+        ("fallbacks", "its computation always answers"),
+        ("engines", "it runs no model"),
+    ):
+        if getattr(spec, key):
+            yield (key,), f"a derived unit has no {key}: {why}", "S090"
+    if not spec.needs:
+        yield ("needs",), "a derived unit names the units it needs (needs: [unit, ...])", "S091"
+    if spec.name in spec.needs:
+        yield ("needs",), "a unit cannot need itself", "S091"
+    compute = spec.compute
+    if compute is None:
+        yield ("compute",), "a derived unit declares its computation (compute: {op: ...})", "S092"
+        return
+    for ref in compute.fields:
+        unit = ref.split(".", 1)[0]
+        if unit not in spec.needs:
+            yield (
+                ("compute",),
+                f"{ref!r} reads unit {unit!r}, which is not among needs ({', '.join(spec.needs)})",
+                "S093",
+            )
+    results = COMPUTE_RESULTS[compute.op]
+    properties = spec.output.get("properties")
+    if not isinstance(properties, dict):
+        return
+    for name, prop in properties.items():
+        if name not in results:
+            yield (
+                ("output", "properties", name),
+                f"{compute.op} gives {', '.join(sorted(results))}; {name!r} is none of them",
+                "S094",
+            )
+            continue
+        wanted = _RESULT_TYPES.get(name, "number")
+        if not (_types(prop) - {"null"}) <= (
+            {wanted, "integer"} if wanted == "number" else {wanted}
+        ):
+            yield (
+                ("output", "properties", name, "type"),
+                f"{name!r} is a {wanted} (or null when an input has no value)",
+                "S095",
+            )
+
+
 def check_unit(spec: UnitSpec) -> Iterator[Issue]:
     """Every problem of ``spec``, in file order."""
+    yield from _check_kind(spec)
     yield from _check_output_schema(spec)
     yield from _check_template(spec)
     yield from _check_examples(spec)

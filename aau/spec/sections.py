@@ -22,8 +22,11 @@ from pydantic import (
 )
 
 __all__ = [
+    "COMPUTE_RESULTS",
     "TABLE_MAX_ENTRIES",
     "TABLE_MAX_TEXT",
+    "ComputeOp",
+    "ComputeSpec",
     "FallbackTrigger",
     "FewShotExample",
     "FieldSpec",
@@ -31,8 +34,16 @@ __all__ = [
     "NormalizerTable",
     "Policy",
     "PromptSpec",
+    "Routing",
     "TableValue",
+    "UnitKind",
 ]
+
+UnitKind = Literal["extract", "classify", "records", "derived"]
+"""What a unit answers: ``extract`` one object of values found in the text; ``classify``
+booleans and labels (enums, or arrays of them for several labels); ``records`` a list of
+objects, each found in its own place of the text; ``derived`` a computation over the outputs
+of the units it ``needs``, without reading the text."""
 
 FallbackTrigger = Literal[
     "invalid_output", "ungrounded_output", "low_confidence", "engine_unavailable",
@@ -188,3 +199,80 @@ class NormalizerTable(_Strict):
 
 def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
+
+
+_Text = Annotated[str, StringConstraints(min_length=1, max_length=2000)]
+
+
+class Routing(_Strict):
+    """What tells the router a request is for this unit, besides its description and examples."""
+
+    keywords: list[Annotated[str, StringConstraints(min_length=2, max_length=64)]] = Field(
+        [], max_length=64
+    )
+    """Words whose presence in a request points at this unit (``penalty``, ``Vertragsstrafe``)."""
+    requests: list[_Text] = Field([], max_length=200)
+    """Questions or requests a user would send that this unit answers."""
+
+
+ComputeOp = Literal["difference", "ratio", "change", "compare", "within_ratio", "range_check"]
+
+COMPUTE_RESULTS: dict[str, frozenset[str]] = {
+    "difference": frozenset({"difference"}),
+    "ratio": frozenset({"ratio"}),
+    "change": frozenset({"change", "difference"}),
+    "compare": frozenset({"relation", "difference"}),
+    "within_ratio": frozenset({"within", "change", "difference"}),
+    "range_check": frozenset({"within"}),
+}
+"""The results each operation gives, by name: a derived unit's output properties are some of
+them (``within``: a boolean; ``relation``: ``greater``, ``less`` or ``equal``; the rest numbers)."""
+
+_FieldRef = Annotated[
+    str,
+    StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}\.[A-Za-z_][A-Za-z0-9_]{0,63}$"),
+]
+
+
+class ComputeSpec(_Strict):
+    """A derived unit's computation over the fields of the units it needs.
+
+    ``a`` and ``b`` name fields as ``unit.field``. ``difference`` is a - b; ``ratio`` a / b;
+    ``change`` (a - b) / |b|; ``compare`` says whether a is ``greater``, ``less`` or ``equal``
+    to b (equal within ``tolerance``, relative to |b|); ``within_ratio`` whether |a - b| is at
+    most ``tolerance`` × |b|; ``range_check`` whether ``minimum`` <= a <= ``maximum``.
+    """
+
+    op: ComputeOp
+    a: _FieldRef
+    b: _FieldRef | None = None
+    """The second operand (every operation but ``range_check``)."""
+    tolerance: float = Field(0.0, ge=0, le=1e6)
+    minimum: float | None = None
+    maximum: float | None = None
+    same: list[list[_FieldRef]] = Field([], max_length=8)
+    """Groups of fields that must be equal for the computation to mean anything (the two
+    amounts' currencies: ``[[rev_q3.currency, rev_q2.currency]]``); when two of them hold
+    different values the run fails with ``incomparable_inputs`` (a null differs from none)."""
+
+    @model_validator(mode="after")
+    def _operands(self) -> ComputeSpec:
+        if self.op == "range_check":
+            if self.b is not None:
+                raise ValueError("range_check reads one field (a); remove b")
+            if self.minimum is None and self.maximum is None:
+                raise ValueError("range_check needs minimum, maximum or both")
+            if (
+                self.minimum is not None
+                and self.maximum is not None
+                and self.minimum > self.maximum
+            ):
+                raise ValueError("minimum is above maximum")
+        elif self.b is None:
+            raise ValueError(f"{self.op} needs two fields, a and b")
+        return self
+
+    @property
+    def fields(self) -> list[str]:
+        """Every ``unit.field`` the computation reads."""
+        return [self.a, *([self.b] if self.b else []), *(f for group in self.same for f in group)]

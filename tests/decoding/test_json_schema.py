@@ -25,7 +25,7 @@ from aau.decoding.json_schema import (
 )
 from aau.errors import SpecError
 from aau.spec.model import UnitSpec
-from tests.conftest import FIND_TOTAL_YAML, UNIT_FILES
+from tests.conftest import FIND_TOTAL_YAML, PROMPTED_UNIT_FILES, UNIT_FILES
 
 INT_ITEMS = {"type": "array", "items": {"type": "integer"}}
 OBJECT_A = {"type": "object", "properties": {"a": {"type": "integer"}}}
@@ -283,12 +283,13 @@ def test_bound_schema_does_not_change_its_input() -> None:
     assert schema == before
 
 
-@pytest.mark.parametrize("unit_file", UNIT_FILES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("unit_file", PROMPTED_UNIT_FILES, ids=lambda p: p.stem)
 def test_bounded_unit_schema_still_admits_the_units_examples(unit_file: Any) -> None:
     spec = UnitSpec.from_file(unit_file)
     bounded = bound_schema(spec.output, max_string_length=spec.policy.max_string_length)
 
     assert list(unsupported_keywords(bounded)) == []
+    assert spec.prompt is not None
     for example in spec.prompt.examples:
         jsonschema.validate(example.output, bounded)
         assert xgrammar_accepts(bounded, json.dumps(example.output, separators=(",", ":")))

@@ -7,16 +7,15 @@ unit result is schema-valid or a coded fallback, and nothing crashes.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import jsonschema
 import pytest
 
 import aau
 from aau.engines.local import TransformersEngine
 from tests._tiny_glm5 import build_tiny_glm5
+from tests.conftest import PROMPTED_UNIT_FILES
 
-UNITS = sorted(Path(__file__).resolve().parents[2].joinpath("units").glob("*.yaml"))
+UNITS = PROMPTED_UNIT_FILES
 
 
 @pytest.fixture(scope="module")

@@ -25,16 +25,19 @@ from aau.fallbacks.patterns import KeywordSet, PatternTimeout, compile_pattern, 
 from aau.limits import LIMITS, Limits
 from aau.spec.loader import read_yaml
 from aau.spec.model import UnitSpec
-from tests.conftest import FIND_TOTAL_YAML, UNIT_FILES, value_within
+from tests.conftest import FIND_TOTAL_YAML, PROMPTED_UNIT_FILES, value_within
 
 
 def shipped() -> list[tuple[UnitSpec, HeuristicFallback, list[str]]]:
     out = []
-    for path in UNIT_FILES:
+    for path in PROMPTED_UNIT_FILES:
         unit = UnitSpec.from_file(path)
+        assert unit.prompt is not None
         texts = [example.input for example in unit.prompt.examples]
         annotated = path.with_name(f"{unit.name}.annotated.jsonl")
-        texts += [json.loads(line)["text"] for line in annotated.read_text("utf-8").splitlines()]
+        if annotated.is_file():
+            lines = annotated.read_text("utf-8").splitlines()
+            texts += [json.loads(line)["text"] for line in lines]
         for fallback in unit.fallbacks:
             if isinstance(fallback, HeuristicFallback):
                 out.append((unit, fallback, texts))

@@ -19,9 +19,9 @@ from aau.spec.model import UnitSpec
 from aau.testing import FunctionEngine
 from tests.conftest import (
     FIND_TOTAL_YAML,
+    PRICE_UNIT,
     TOTAL_ANSWER,
     TOTAL_TEXT,
-    UNIT_FILES,
     RunUnit,
     assert_result_contract,
 )
@@ -147,9 +147,9 @@ def test_pipeline_loads_units_from_paths(tmp_path: Path) -> None:
     path = tmp_path / "find_total.yaml"
     path.write_text(FIND_TOTAL_YAML, encoding="utf-8")
 
-    pipeline = Pipeline([path, str(UNIT_FILES[0])], engine=False)
+    pipeline = Pipeline([path, str(PRICE_UNIT)], engine=False)
 
-    assert [u.name for u in pipeline.units] == ["find_total", UNIT_FILES[0].stem]
+    assert [u.name for u in pipeline.units] == ["find_total", PRICE_UNIT.stem]
     assert pipeline.units[0].source == path.resolve()
 
 

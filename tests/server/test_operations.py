@@ -19,7 +19,7 @@ from aau.pipeline import Pipeline
 from aau.server import ServeSettings, ServiceTracer
 from aau.terms import TermStore
 from aau.testing import FunctionEngine
-from tests.conftest import REPO, UNIT_FILES
+from tests.conftest import PRICE_UNIT, REPO
 from tests.server.conftest import Keys
 
 TEXT = "Invoice 2291: total due EUR 1,250.00 by 3 May 2024."
@@ -37,7 +37,7 @@ def test_readiness_follows_the_probe_generation(
         )
 
     pipeline = Pipeline(
-        UNIT_FILES[:1], engine=FunctionEngine(answer), terms=TermStore(tmp_path / "t")
+        [PRICE_UNIT], engine=FunctionEngine(answer), terms=TermStore(tmp_path / "t")
     )
     live = serve_fallbacks(
         ServeSettings(probe_interval_s=0.1, probe_timeout_s=1), pipeline=pipeline

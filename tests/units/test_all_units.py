@@ -17,9 +17,9 @@ from aau.pipeline import Pipeline
 from aau.prompts import render_messages
 from aau.prompts.render import compact_json
 from aau.spec.model import UnitSpec
-from tests.conftest import UNIT_FILES, assert_result_contract
+from tests.conftest import PROMPTED_UNIT_FILES, assert_result_contract
 
-pytestmark = pytest.mark.parametrize("unit_file", UNIT_FILES, ids=lambda p: p.stem)
+pytestmark = pytest.mark.parametrize("unit_file", PROMPTED_UNIT_FILES, ids=lambda p: p.stem)
 
 DOCUMENT = "Delivery note 88: 40 boxes shipped on 21 March 2024, total due EUR 312.00."
 """A text every shipped unit has an answer in, and that none of their examples contains."""
