@@ -103,6 +103,8 @@ class TrainReport:
         model_path: where the model was written, or None when not written.
         seconds: wall time of training and measuring.
         record: the training record written beside the model (empty when not written).
+        extra: figures of the caller's own measure on the held-out texts (``train_unit``'s
+            ``measure``), e.g. record-level scores of a records path; empty without one.
     """
 
     unit: str
@@ -117,6 +119,11 @@ class TrainReport:
     model_path: Path | None = None
     seconds: float = 0.0
     record: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, float] = field(default_factory=dict)
+
+
+Measure = Callable[[bytes, Sequence[AnnotatedExample]], dict[str, float]]
+"""A kind's own figures of the measured model (its bytes) on the held-out examples."""
 
 
 # -- fingerprints and loading ----------------------------------------------------------------
@@ -284,13 +291,23 @@ def _write_atomically(path: Path, data: bytes) -> None:
         raise
 
 
-def train_unit(unit: UnitSpec, *, write: bool = True) -> TrainReport:
+def train_unit(
+    unit: UnitSpec,
+    *,
+    write: bool = True,
+    spec: CrfFallback | None = None,
+    measure: Measure | None = None,
+) -> TrainReport:
     """Train, measure and (by default) write the CRF model of ``unit``.
 
     Args:
         unit: a unit that declares a ``crf`` fallback.
         write: write the model retrained on every example, and its record, beside the unit
             (paths from the declaration). Without it, only the measured model is trained.
+        spec: the tagger to train, when another kind tags with a CRF (the records kind builds
+            one from its own declaration); without it, the unit's ``crf`` fallback.
+        measure: the kind's own figures of the measured model on the held-out examples, kept
+            in the report (``extra``) and in the training record.
 
     Returns:
         The held-out report.
@@ -300,7 +317,7 @@ def train_unit(unit: UnitSpec, *, write: bool = True) -> TrainReport:
             its examples or model lead outside the unit's folder (S061: nothing is written).
     """
     began = time.perf_counter()
-    spec = crf_spec_of(unit)
+    spec = spec if spec is not None else crf_spec_of(unit)
     if write:  # a model path out of the unit's folder fails here, before training (S061)
         spec.model_path(unit)
         spec.record_path(unit)
@@ -321,6 +338,9 @@ def train_unit(unit: UnitSpec, *, write: bool = True) -> TrainReport:
     train, held = split_held_out(examples, spec.training)
     measured = _fit(spec, [features[id(e)] for e in train], [tags[id(e)] for e in train])
     span_scores, token_scores, accuracy = _measure(measured, spec, unit, held, tokens, tags)
+    extra: dict[str, float] = {}
+    if measure is not None:  # the kind's own figures replace the top-level fields' accuracy
+        extra, accuracy = measure(measured, held), {}
     model_path: Path | None = None
     record: dict[str, Any] = {}
     if write:
@@ -341,6 +361,8 @@ def train_unit(unit: UnitSpec, *, write: bool = True) -> TrainReport:
                 "field_accuracy": accuracy,
             },
         }
+        if extra:
+            record["held_out"]["extra"] = extra
         _write_atomically(model_path, final)
         _write_atomically(
             spec.record_path(unit), (json.dumps(record, indent=2, sort_keys=True) + "\n").encode()
@@ -358,6 +380,7 @@ def train_unit(unit: UnitSpec, *, write: bool = True) -> TrainReport:
         model_path=model_path,
         seconds=round(time.perf_counter() - began, 3),
         record=record,
+        extra=extra,
     )
 
 
@@ -384,5 +407,9 @@ def format_report(report: TrainReport) -> str:
                 f"{row.gold:>6} {row.predicted:>6}"
             )
     fields = ", ".join(f"{name} {share:.3f}" for name, share in report.field_accuracy.items())
-    lines.append(f"  held out, output fields right: {fields}")
+    if fields:
+        lines.append(f"  held out, output fields right: {fields}")
+    if report.extra:
+        figures = ", ".join(f"{name} {value:.3f}" for name, value in report.extra.items())
+        lines.append(f"  held out, {figures}")
     return "\n".join(lines)

@@ -1,11 +1,12 @@
 """Grounding the model's answer: every value it returns must be found in the analysed text.
 
 A small model given few-shot examples often copies an example's value when the document has
-none; a schema cannot catch that, the text can. Each non-null scalar field is aligned back to
-the text: first as written or in a common writing (``aau.ingest.alignment``), then through the
-values layer, where any rendering of the value counts (``aau.values``): "three" for 3,
-"12 500" for 12500, "75 million" for 75000000, "Kč" or "korun" for CZK, "14. März 2024" for
-2024-03-14, "Stunden" for h. The spans found become the answer's grounding offsets.
+none; a schema cannot catch that, the text can. Each non-null scalar field (top-level, or of
+each record in a list of objects) is aligned back to the text: first as written or in a common
+writing (``aau.ingest.alignment``), then through the values layer, where any rendering of the
+value counts (``aau.values``): "three" for 3, "12 500" for 12500, "75 million" for 75000000,
+"Kč" or "korun" for CZK, "14. März 2024" for 2024-03-14, "Stunden" for h. The spans found
+become the answer's grounding offsets.
 """
 
 from __future__ import annotations
@@ -92,35 +93,80 @@ def _find(text: str, value: Any, near: int | None) -> tuple[int, int] | None:
     return span if span is not None else _rendered(text, value, near)
 
 
+def _after(text: str, value: Any, offset: int) -> tuple[int, int] | None:
+    """The first place of ``value`` at or after ``offset``, else the one nearest it."""
+    later = _find(text[offset:], value, None)
+    if later is not None:
+        return later[0] + offset, later[1] + offset
+    return _find(text, value, offset)
+
+
 def ground_output(
     unit: str, text: str, output: dict[str, Any], *, max_distance: int | None = None
 ) -> dict[str, tuple[int, int]]:
-    """Spans of every non-null scalar field; ``UngroundedOutput`` for the first not found.
+    """Spans of every non-null scalar leaf; ``UngroundedOutput`` for the first not found.
 
-    With ``max_distance``, each field after the first is looked for nearest the first one, and
-    fields farther apart than that (e.g. a quantity's number taken from the price line) fail.
+    Top-level fields are keyed by name (``amount``); the fields of each object in an array of
+    objects (a records unit's list) by their path (``clauses[0].amount``), each object grounded on
+    its own: its fields are looked for nearest its first one, and its first one after the
+    previous object's first one when it occurs there, so that two records saying the same
+    ("EUR 500" twice) keep to their own places in the text. Arrays of scalars
+    and deeper nesting are left ungrounded.
+
+    With ``max_distance``, each field after the first (of the output, or of one object) is looked
+    for nearest the first one, and fields farther apart than that (e.g. a quantity's number taken
+    from the price line) fail.
+    """
+    spans = _ground_fields(unit, text, output, "", max_distance, None)
+    previous: int | None = None
+    for name, value in output.items():
+        if not isinstance(value, list):
+            continue
+        for index, item in enumerate(value):
+            if not isinstance(item, dict):
+                continue
+            found = _ground_fields(unit, text, item, f"{name}[{index}].", max_distance, previous)
+            if found:
+                previous = next(iter(found.values()))[1]
+            spans.update(found)
+    return spans
+
+
+def _ground_fields(
+    unit: str,
+    text: str,
+    fields: dict[str, Any],
+    prefix: str,
+    max_distance: int | None,
+    near: int | None,
+) -> dict[str, tuple[int, int]]:
+    """Spans of the non-null scalar ``fields`` of one object, keyed ``prefix + name``.
+
+    The first is looked for after ``near`` first, then nearest it (the first occurrence when
+    None); the others nearest the first.
     """
     spans: dict[str, tuple[int, int]] = {}
-    for field, value in output.items():
+    for field, value in fields.items():
         if value is None or isinstance(value, bool | dict | list):
             continue
+        key = prefix + field
         anchor = next(iter(spans.values()))[0] if spans else None
-        span = _find(text, value, anchor)
+        span = _find(text, value, anchor) if spans or near is None else _after(text, value, near)
         if span is None:
             raise UngroundedOutput(
-                f"{unit}: $.{field} = {value!r} does not occur in the text (copied from an "
+                f"{unit}: $.{key} = {value!r} does not occur in the text (copied from an "
                 "example, or invented)",
-                json_path=f"$.{field}",
+                json_path=f"$.{key}",
             )
         if anchor is not None and max_distance is not None:
             first = next(iter(spans.items()))
             gap = max(span[0] - first[1][1], first[1][0] - span[1])
             if gap > max_distance:
                 raise UngroundedOutput(
-                    f"{unit}: $.{field} = {value!r} is {gap} characters away from $.{first[0]} "
+                    f"{unit}: $.{key} = {value!r} is {gap} characters away from $.{first[0]} "
                     f"(policy.max_field_distance is {max_distance}); the fields do not come from "
                     "one place in the text",
-                    json_path=f"$.{field}",
+                    json_path=f"$.{key}",
                 )
-        spans[field] = span
+        spans[key] = span
     return spans
