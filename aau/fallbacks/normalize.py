@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -87,6 +88,31 @@ def normalize_date(text: str, *, order: str = "DMY") -> str | None:
     return values.read_date(text, order=order)
 
 
+_NUMERIC_DATE = re.compile(r"\d{1,4} ?[./-] ?\d{1,2} ?[./-] ?\d{1,4}")
+_LETTERS = re.compile(r"[^\W\d_]+")
+
+
+def normalize_date_valid(text: str, *, order: str = "DMY") -> bool | None:
+    """Whether a written date exists.
+
+    True when it reads as a calendar date, False when it is written as one but does not exist
+    (``31/02/2024``, ``2023-02-29``, ``31 April 2024``, month 13), None when the text is no date
+    at all (``2024-117``, ``Q3 2024``).
+    """
+    cleaned = " ".join(text.split()).strip(" ,;:()")
+    if not cleaned:
+        return None
+    if values.read_date(cleaned, order=order) is not None:
+        return True
+    if _NUMERIC_DATE.fullmatch(cleaned):
+        return False
+    numbers = re.findall(r"\d+", cleaned)
+    named = any(values.read_month(word) is not None for word in _LETTERS.findall(cleaned))
+    if named and len(numbers) == 2 and any(len(n) == 4 for n in numbers):
+        return False
+    return None
+
+
 def normalize_unit(text: str) -> str | None:
     """The canonical unit symbol (``kgs`` -> ``kg``, ``boxes`` -> ``box``, ``Stunden`` -> ``h``).
 
@@ -147,6 +173,7 @@ for _name, _function in {
     "currency": normalize_currency,
     "date": normalize_date,
     "date_mdy": lambda text: normalize_date(text, order="MDY"),
+    "date_valid": normalize_date_valid,
     "number": normalize_number,
     "text": normalize_text,
     "unit": normalize_unit,
