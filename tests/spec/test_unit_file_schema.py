@@ -138,7 +138,7 @@ def test_validate_command_reports_every_file_of_a_folder(
     assert "[S001]" in out.err
 
 
-def test_validate_command_prints_further_mistakes_as_indented_notes(
+def test_validate_command_prints_every_mistake_located(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bad = tmp_path / "find_total.yaml"
@@ -149,7 +149,7 @@ def test_validate_command_prints_further_mistakes_as_indented_notes(
     lines = capsys.readouterr().err.splitlines()
 
     assert lines[0].startswith("error: ")
-    assert any(line.startswith("  ") and "policy.max_new_tokens" in line for line in lines[1:])
+    assert any(line.startswith("error: ") and "policy.max_new_tokens" in line for line in lines[1:])
 
 
 def test_validate_command_on_a_folder_without_units_exits_2(
