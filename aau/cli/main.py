@@ -18,18 +18,24 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from aau.cli.batch import run_batch
+from aau.cli.new import add_new_parser
+from aau.cli.paths import unit_paths
+from aau.cli.route import add_route_parser
 from aau.cli.serve import add_serve_parsers
 from aau.cli.termdict import add_termdict_parser
+from aau.cli.unit_test import add_test_parser
+from aau.cli.validate import validate_units
 from aau.engines.registry import EngineConfig, engine_configs
-from aau.errors import AAUError, InputError, SpecError
+from aau.errors import AAUError, InputError
 from aau.fallbacks.crf_training import format_report, train_unit
-from aau.fallbacks.fields import unused_table_notes
 from aau.grammars.build import main as build_main
 from aau.ingest import Document
 from aau.pipeline import Pipeline
 from aau.spec.model import UnitSpec
+from aau.spec.pipelines import pipeline_file_schema_text
 from aau.spec.schema import unit_file_schema_text
 from aau.terms import TermStore
 from aau.terms.store import default_store_dir
@@ -38,11 +44,7 @@ __all__ = ["main"]
 
 
 def _unit_paths(items: Sequence[str]) -> list[Path]:
-    paths: list[Path] = []
-    for item in items:
-        path = Path(item)
-        paths.extend(sorted(path.glob("*.yaml")) if path.is_dir() else [path])
-    return paths
+    return unit_paths(items)  # folders walked: aau.cli.paths
 
 
 def _add_engine_options(parser: argparse.ArgumentParser) -> None:
@@ -72,19 +74,44 @@ def _add_engine_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--terms-store", help="term store folder (default: AAU_TERMS_DIR)")
 
 
+PIPELINES_DIR = Path("units") / "pipelines"
+"""Where ``aau run NAME`` looks for a pipeline file called ``NAME.yaml``."""
+
+
+def pipeline_file(items: Sequence[str]) -> Path | None:
+    """The pipeline file ``items`` name, if they name one instead of units.
+
+    One item that is a ``.yaml`` file in a ``pipelines`` folder, or a bare name with a file
+    ``units/pipelines/<name>.yaml``.
+    """
+    if len(items) != 1:
+        return None
+    path = Path(items[0])
+    if path.suffix == ".yaml" and path.parent.name == "pipelines":
+        return path
+    named = PIPELINES_DIR / f"{items[0]}.yaml"
+    if not path.exists() and path.suffix == "" and named.is_file():
+        return named
+    return None
+
+
 def _pipeline(args: argparse.Namespace) -> Pipeline:
-    units = [_load(p) for p in _unit_paths(args.units)]
     terms = TermStore(args.terms_store)
+    options: dict[str, Any] = {"terms": terms}
     if args.no_model:
-        return Pipeline(units, engine=False, terms=terms)
-    remote = {"base_urls": args.base_url, "served_model": args.served_model}
-    config = EngineConfig.from_sources(
-        args.engine_config, backend=args.backend, model=args.model, device=args.device,
-        dtype=args.dtype, term_merging=args.term_merging,
-        remote={k: v for k, v in remote.items() if v} or None,
-    )  # fmt: skip
-    engines = engine_configs(args.engines) if args.engines else None
-    return Pipeline(units, engine=config, engines=engines, terms=terms)
+        options["engine"] = False
+    else:
+        remote = {"base_urls": args.base_url, "served_model": args.served_model}
+        options["engine"] = EngineConfig.from_sources(
+            args.engine_config, backend=args.backend, model=args.model, device=args.device,
+            dtype=args.dtype, term_merging=args.term_merging,
+            remote={k: v for k, v in remote.items() if v} or None,
+        )  # fmt: skip
+        options["engines"] = engine_configs(args.engines) if args.engines else None
+    declared = pipeline_file(args.units)
+    if declared is not None:
+        return Pipeline.from_file(declared, **options)
+    return Pipeline([_load(p) for p in _unit_paths(args.units)], **options)
 
 
 def _load(path: Path) -> UnitSpec:
@@ -95,43 +122,19 @@ def _load(path: Path) -> UnitSpec:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    """Check every unit file; print one line per file."""
-    failed = 0
-    paths = _unit_paths(args.units)
-    if not paths:
-        print("no unit files found", file=sys.stderr)
-        return 2
-    for path in paths:
-        try:
-            spec = _load(path)
-        except SpecError as exc:
-            failed += 1
-            print(f"error: {exc}", file=sys.stderr)
-            for note in getattr(exc, "__notes__", []):
-                print(f"  {note}", file=sys.stderr)
-            continue
-        problems = _data_problems(spec)
-        for problem in problems:
-            print(f"error: {problem}", file=sys.stderr)
-        for note in (note for fallback in spec.fallbacks for note in fallback.notes(spec)):
-            print(f"note: {note}", file=sys.stderr)
-        for note in unused_table_notes(spec):
-            print(f"note: {note}", file=sys.stderr)
-        failed += bool(problems)
-        if not problems:
-            print(f"ok: {path} ({spec.key})")
-    return 2 if failed else 0
-
-
-def _data_problems(spec: UnitSpec) -> list[SpecError]:
-    """Every problem of the files a unit's fallbacks read (e.g. a CRF's annotated examples)."""
-    return [problem for fallback in spec.fallbacks for problem in fallback.data_problems(spec)]
+    """Check every unit file; print every problem, located (``aau.cli.validate``)."""
+    return validate_units(_unit_paths(args.units))
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    """Train each unit's CRF path and print its held-out scores."""
+    """Train each unit's trainable paths (CRF, classifier…) and print their held-out scores."""
     for path in _unit_paths(args.units):
-        print(format_report(train_unit(_load(path))))
+        spec = _load(path)
+        reports = [format_report(train_unit(spec))] if any(
+            f.kind == "crf" for f in spec.fallbacks
+        ) else []  # fmt: skip
+        reports += [r for f in spec.fallbacks if (r := f.train(spec)) is not None]
+        print("\n".join(reports) if reports else f"{spec.name}: nothing to train")
     return 0
 
 
@@ -184,8 +187,8 @@ def cmd_grammar(args: argparse.Namespace) -> int:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    """Print the unit file JSON Schema."""
-    sys.stdout.write(unit_file_schema_text())
+    """Print the unit file JSON Schema (or, with ``--pipeline``, the pipeline file's)."""
+    sys.stdout.write(pipeline_file_schema_text() if args.pipeline else unit_file_schema_text())
     return 0
 
 
@@ -272,9 +275,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("schema", help="print the unit file JSON Schema")
+    p.add_argument("--pipeline", action="store_true", help="the pipeline file's schema instead")
     p.set_defaults(func=cmd_schema)
 
-    p = sub.add_parser("train", help="train the units' CRF paths")
+    p = sub.add_parser("train", help="train the units' CRF, classifier and record paths")
     p.add_argument("units", nargs="+", help="unit files or folders")
     p.set_defaults(func=cmd_train)
 
@@ -331,8 +335,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--check", action="store_true", help="fail when a parser is stale")
     p.set_defaults(func=cmd_grammar)
 
-    p = sub.add_parser("run", help="run units over one text")
-    p.add_argument("units", nargs="+", help="unit files or folders")
+    p = sub.add_parser("run", help="run units, or a pipeline, over one text or document")
+    p.add_argument(
+        "units", nargs="+", metavar="UNIT_OR_PIPELINE",
+        help="unit files or folders, or one pipeline (units/pipelines/NAME.yaml, or NAME)",
+    )  # fmt: skip
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--text", help="the text to analyse")
     source.add_argument("--file", help="a document: UTF-8 text, PDF, PNG, JPEG or TIFF")
@@ -365,6 +372,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_batch)
 
     add_termdict_parser(sub)
+    add_route_parser(sub)
+    add_test_parser(sub)
+    add_new_parser(sub)
     add_serve_parsers(sub, _add_engine_options, _pipeline)
     return parser
 
