@@ -28,7 +28,7 @@ from pathlib import Path
 import jsonschema
 
 ROOT = Path(__file__).resolve().parent.parent
-UNITS = sorted((ROOT / "units").glob("*.yaml"))
+UNITS = sorted(p for p in (ROOT / "units").glob("*.yaml") if "." not in p.stem)
 CONTRACT = {"output", "confidence", "path", "error", "timings", "trace"}
 
 GOOD = [

@@ -16,7 +16,7 @@ import aau
 from aau.cli.render import print_table
 
 ROOT = Path(__file__).resolve().parent.parent
-UNITS = sorted((ROOT / "units").glob("*.yaml"))
+UNITS = sorted(p for p in (ROOT / "units").glob("*.yaml") if "." not in p.stem)
 DOCS = sorted(p for p in (ROOT / "examples" / "docs").iterdir() if p.suffix in {".txt", ".png"})
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,8 +9,9 @@ import pytest
 import aau
 from aau.engines.prompt_tokens import PromptTokens
 from aau.prompts import render_messages
+from tests.conftest import PROMPTED_UNIT_FILES
 
-UNITS = [aau.load_unit(p) for p in sorted(Path(__file__).parents[2].glob("units/*.yaml"))]
+UNITS = [aau.load_unit(p) for p in PROMPTED_UNIT_FILES]
 TEXTS = [
     "Invoice 7: 12 boxes delivered on 3 March 2024, total due EUR 1,250.50.",
     "a",  # short enough to occur inside the chat template's own text

@@ -29,7 +29,7 @@ from aau.fitting.runs import (
     runs_folder,
 )
 from aau.spec.model import UnitSpec
-from tests.conftest import REPO, UNITS_DIR
+from tests.conftest import REPO, UNIT_FILES, UNITS_DIR
 from tests.fitting.conftest import small_settings
 
 PACKAGE = REPO / "aau"
@@ -128,7 +128,7 @@ def test_a_unit_without_its_annotated_data_is_refused(
     data = data_folder(tmp_path, runs=True)
     units = tmp_path / "units"  # beside the data folder: found without --units
     units.mkdir()
-    for path in UNITS_DIR.glob("*.yaml"):
+    for path in UNIT_FILES:
         shutil.copy(path, units)
     code, _, err = calibrate("--data", str(data), capsys=capsys)
     assert code == 2
