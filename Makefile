@@ -29,6 +29,7 @@ demo: install
 
 test: install vllm
 	$(VENV)/bin/aau validate units/
+	$(VENV)/bin/aau test units/
 	$(PY) -m pytest -q
 
 test-fast: install
