@@ -15,7 +15,7 @@ line and the field, as unit files are (codes S050–S056).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -156,12 +156,17 @@ def load_annotated(path: str | Path, labels: Iterable[str]) -> list[AnnotatedExa
             problems is added as a note.
     """
     examples, errors = _read(Path(path), labels)
+    raise_first_problem(errors, path)
+    return examples
+
+
+def raise_first_problem(errors: Sequence[SpecError], path: str | Path) -> None:
+    """Raise the first of a data file's ``errors``, noting how many more there are; none: return."""
     if errors:
         first = errors[0]
         if len(errors) > 1:
             first.add_note(f"{len(errors) - 1} more problem(s) in {path}; `aau validate` lists all")
         raise first
-    return examples
 
 
 def check_annotated(path: str | Path, labels: Iterable[str]) -> list[SpecError]:

@@ -23,6 +23,7 @@ from typing import Any
 import jsonschema
 
 from aau.errors import SpecError
+from aau.fallbacks.annotated import raise_first_problem
 from aau.limits import LIMITS
 
 __all__ = [
@@ -162,11 +163,7 @@ def load_labelled(
             problems is added as a note.
     """
     examples, errors = _read(Path(path), schema, fields, max_chars)
-    if errors:
-        first = errors[0]
-        if len(errors) > 1:
-            first.add_note(f"{len(errors) - 1} more problem(s) in {path}; `aau validate` lists all")
-        raise first
+    raise_first_problem(errors, path)
     return examples
 
 

@@ -26,7 +26,7 @@ from aau.prompts.render import Layout
 from aau.results import Source, UnitError, UnitResult, zero_timings
 from aau.runner.runner import DEFAULT_ENGINE, UnitRunner, valid_text
 from aau.spec.model import UnitSpec
-from aau.spec.pipelines import PipelineSpec
+from aau.spec.pipelines import PipelineSpec, pipeline_units_dir
 from aau.terms import TermSet, TermStore
 
 if TYPE_CHECKING:
@@ -111,7 +111,7 @@ class Pipeline:
         """
         spec = PipelineSpec.from_file(path)
         units = {p.stem: load_unit(p) for p in spec.unit_paths()}
-        folder = next(iter(spec.unit_paths())).parent
+        folder = pipeline_units_dir(spec.source)
         todo = [need for unit in units.values() for need in unit.needs]
         while todo:  # what the declared units need, transitively
             name = todo.pop()
