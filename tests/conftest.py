@@ -36,6 +36,10 @@ UNIT_FILES = sorted(p for p in UNITS_DIR.glob("*.yaml") if "." not in p.stem)
 """Every shipped unit file (``<name>.yaml``; ``<name>.golden.yaml`` and the like sit beside)."""
 PROMPTED_UNIT_FILES = [p for p in UNIT_FILES if UnitSpec.from_file(p).prompt is not None]
 """The shipped units that ask the model (all but the derived ones)."""
+SERVED_UNIT_FILES = [UNITS_DIR / f"{name}.yaml" for name in
+                     ("extract_date", "extract_price", "extract_quantity")]  # fmt: skip
+"""The units the service tests serve: the service is under test there, not the units (each
+unit has tests of its own), and a model request per unit per call is what their time goes on."""
 PRICE_UNIT = UNITS_DIR / "extract_price.yaml"
 """One shipped unit, for tests that need any real one."""
 

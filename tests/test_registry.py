@@ -17,7 +17,7 @@ from aau.spec.model import FALLBACK_KINDS
 
 def test_shipped_plugins_come_from_their_entry_point_groups() -> None:
     assert ENGINES.names() == ["openai", "transformers"]
-    assert FALLBACK_KINDS.names() == ["crf", "heuristic"]
+    assert FALLBACK_KINDS.names() == ["classifier", "crf", "heuristic", "keyword_rules", "records"]
     assert CONSTRAINT_BACKENDS.names() == ["outlines_core", "xgrammar"]
     assert {"date", "iso_date", "money_amount"} <= set(GRAMMAR_NORMALIZERS.names())
     assert {"amount", "currency", "date", "unit"} <= set(NORMALIZERS.names())
@@ -27,8 +27,11 @@ def test_shipped_plugins_come_from_their_entry_point_groups() -> None:
 def test_unknown_name_lists_the_available_ones() -> None:
     with pytest.raises(UnknownName) as caught:
         FALLBACK_KINDS.get("regex")
-    assert str(caught.value) == "unknown fallback kind 'regex'. Available: crf, heuristic"
-    assert caught.value.available == ["crf", "heuristic"]
+    assert str(caught.value) == (
+        "unknown fallback kind 'regex'. "
+        "Available: classifier, crf, heuristic, keyword_rules, records"
+    )
+    assert caught.value.available == ["classifier", "crf", "heuristic", "keyword_rules", "records"]
     assert isinstance(caught.value, LookupError)
 
 

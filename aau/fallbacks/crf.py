@@ -510,7 +510,7 @@ class CrfPath:
 
     def _tag(self, text: str, hits: list[tuple[int, int, str]]) -> Tagging:
         with self._lock:
-            return tag_text(self._loaded_tagger(), tokenize(text), self._features, hits)
+            return tag_text(self._loaded_tagger(), tokenize(text), self._features, hits, text)
 
     def extract(self, text: str, context: PathContext) -> PathAnswer:
         """Tag ``text`` and map the best span of each field's label into the unit's schema.

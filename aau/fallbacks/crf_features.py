@@ -14,8 +14,9 @@ and a model trained on another recipe is stale.
 
 from __future__ import annotations
 
+import bisect
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
@@ -229,10 +230,8 @@ def sentence_features(
         One dict per token (string values are categorical, floats are weights).
     """
     own = [_token_features(token, config) for token in tokens]
-    for hit_start, hit_end, hit_type in term_hits or ():
-        for token, feats in zip(tokens, own, strict=True):
-            if token.start < hit_end and hit_start < token.end:
-                feats["term"] = hit_type
+    for index, hit_type in _tokens_in_hits(tokens, term_hits or ()):
+        own[index]["term"] = hit_type
     out: list[dict[str, str | float]] = []
     for index, feats in enumerate(own):
         full = dict(feats)
@@ -254,6 +253,18 @@ def sentence_features(
                 full[f"L:{before.text.lower()}"] = 1.0
         out.append(full)
     return out
+
+
+def _tokens_in_hits(
+    tokens: Sequence[Token], hits: Iterable[tuple[int, int, str]]
+) -> Iterator[tuple[int, str]]:
+    """``(token index, type)`` of every token a hit overlaps (a bisect per hit)."""
+    ends = [token.end for token in tokens]
+    for hit_start, hit_end, hit_type in hits:
+        index = bisect.bisect_right(ends, hit_start)  # the first token ending after the start
+        while index < len(tokens) and tokens[index].start < hit_end:
+            yield index, hit_type
+            index += 1
 
 
 def bio_tags(tokens: Sequence[Token], spans: Iterable[tuple[int, int, str]]) -> list[str]:

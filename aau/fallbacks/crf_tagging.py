@@ -7,8 +7,9 @@ probability of the labelling with no span at all, and the ``O`` marginal of ever
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+import bisect
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from aau.fallbacks.crf_features import FeatureConfig, Token, sentence_features, spans_from_tags
@@ -54,6 +55,8 @@ class Tagging:
     spans: tuple[TaggedSpan, ...]
     p_all_o: float
     o_marginals: tuple[float, ...]
+    label_marginals: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+    """Per asked-for label, the marginal of being inside it (B or I) at each token."""
 
 
 def term_spans(hits: Iterable[Any]) -> list[tuple[int, int, str]]:
@@ -61,27 +64,81 @@ def term_spans(hits: Iterable[Any]) -> list[tuple[int, int, str]]:
     return [(hit.start, hit.end, hit.category) for hit in hits]
 
 
+WINDOW_TOKENS = 2048
+"""The most tokens tagged as one sequence. A longer text is tagged window by window, cut where
+a line or sentence ends when one is near, so the features held at once stay bounded (a
+1,000,000-character text has some 300,000 tokens and their features take gigabytes)."""
+_CUT_SEARCH = 256  # how far back from a window's end a line or sentence end is looked for
+
+
 def tag_text(
     tagger: pycrfsuite.Tagger, tokens: Sequence[Token], features: FeatureConfig,
     term_hits: Sequence[tuple[int, int, str]] = (),
+    text: str | None = None, labels: Sequence[str] = (),
 ) -> Tagging:  # fmt: skip
     """Tag ``tokens``; the tagger keeps per-sequence state, so callers sharing one serialise.
 
-    ``term_hits`` (``(start, end, category)``) are used when ``features.use_terms``.
+    ``term_hits`` (``(start, end, category)``) are used when ``features.use_terms``. ``text``,
+    when given, lets a long text be cut between windows at a line break rather than a full stop.
+    A text under ``WINDOW_TOKENS`` tokens is one sequence; a longer one is tagged per window
+    and ``p_all_o`` is the product of the windows' (the CRF's transitions across a cut are not
+    scored). For each of ``labels``, ``label_marginals`` holds its B-or-I marginal per token.
     """
     if not tokens:
         return Tagging((), 1.0, ())
-    hits = term_hits if features.use_terms else None
-    tagger.set(sentence_features(tokens, features, term_hits=hits))
-    tags = tagger.tag()
-    spans = tuple(
-        TaggedSpan(
-            label,
-            tokens[first].start,
-            tokens[last - 1].end,
-            tuple(tagger.marginal(tags[i], i) for i in range(first, last)),
+    hits = sorted(term_hits) if features.use_terms else None
+    longest = max((end - start for start, end, _ in hits or ()), default=0)
+    spans: list[TaggedSpan] = []
+    p_all_o = 1.0
+    o_marginals: list[float] = []
+    known = set(tagger.labels())
+    inside = {label: [t for t in (f"B-{label}", f"I-{label}") if t in known] for label in labels}
+    per_label: dict[str, list[float]] = {label: [] for label in labels}
+    for first, last in _windows(tokens, text):
+        window = tokens[first:last]
+        window_hits = None if hits is None else _hits_within(hits, longest, window)
+        tagger.set(sentence_features(window, features, term_hits=window_hits))
+        tags = tagger.tag()
+        spans.extend(
+            TaggedSpan(
+                label,
+                window[begin].start,
+                window[end - 1].end,
+                tuple(tagger.marginal(tags[i], i) for i in range(begin, end)),
+            )
+            for begin, end, label in spans_from_tags(tags)
         )
-        for first, last, label in spans_from_tags(tags)
-    )
-    p_all_o = tagger.probability(["O"] * len(tokens))
-    return Tagging(spans, p_all_o, tuple(tagger.marginal("O", i) for i in range(len(tokens))))
+        p_all_o *= tagger.probability(["O"] * len(window))
+        o_marginals.extend(tagger.marginal("O", i) for i in range(len(window)))
+        for label, tags_of in inside.items():
+            per_label[label].extend(
+                min(1.0, sum(tagger.marginal(tag, i) for tag in tags_of))
+                for i in range(len(window))
+            )
+    label_marginals = {label: tuple(values) for label, values in per_label.items()}
+    return Tagging(tuple(spans), p_all_o, tuple(o_marginals), label_marginals)
+
+
+def _windows(tokens: Sequence[Token], text: str | None) -> Iterator[tuple[int, int]]:
+    """``(first, last)`` token ranges of at most ``WINDOW_TOKENS`` covering ``tokens``."""
+    first = 0
+    while len(tokens) - first > WINDOW_TOKENS:
+        last = first + WINDOW_TOKENS
+        for cut in range(last - 1, max(first, last - _CUT_SEARCH), -1):
+            gap = text[tokens[cut - 1].end : tokens[cut].start] if text is not None else ""
+            if "\n" in gap or tokens[cut - 1].text in {".", "!", "?", ";"}:
+                last = cut
+                break
+        yield first, last
+        first = last
+    yield first, len(tokens)
+
+
+def _hits_within(
+    hits: Sequence[tuple[int, int, str]], longest: int, window: Sequence[Token]
+) -> list[tuple[int, int, str]]:
+    """The hits (sorted by start, none longer than ``longest``) that overlap ``window``."""
+    begin, end = window[0].start, window[-1].end
+    low = bisect.bisect_left(hits, (begin - longest,))
+    upto = bisect.bisect_left(hits, (end,))
+    return [hit for hit in hits[low:upto] if hit[1] > begin]

@@ -295,6 +295,7 @@ _ABBREVIATIONS = frozenset(
      "sep", "sept", "oct", "nov", "dec", "mio", "mrd", "tsd", "bn", "m", "k"}
 )  # fmt: skip
 _WORD_BEFORE = re.compile(r"([\w.°]+)$")
+_WORD_WINDOW = 32  # longer than any abbreviation, so a cut-off word never reads as one
 
 
 @dataclass(frozen=True, slots=True)
@@ -335,7 +336,8 @@ def _layout(text: str) -> _Layout:
     # is a soft wrap.
     starts = {0}
     for match in _SENTENCE_END.finditer(text):
-        before = _WORD_BEFORE.search(text, 0, match.start())
+        # A bounded look-behind: an unbounded one rescans the text for every full stop.
+        before = _WORD_BEFORE.search(text, max(0, match.start() - _WORD_WINDOW), match.start())
         word = before.group(1).casefold().rstrip(".") if before else ""
         if match.group() == "." and word in _ABBREVIATIONS:
             continue
@@ -472,7 +474,7 @@ def _inherit_headers(
 @dataclass(frozen=True, slots=True)
 class _Tagged:
     spans: tuple[TaggedSpan, ...]
-    marginals: dict[str, list[float]]
+    marginals: Mapping[str, Sequence[float]]
     """Label -> per token, the marginal of a tag of that label (B or I)."""
     token_starts: list[int]
 
@@ -520,15 +522,9 @@ class RecordsPath:
     def _tag(self, tagger: pycrfsuite.Tagger, text: str, hits: Sequence[Any]) -> _Tagged:
         """The spans and, per token, its start and the marginal of each label (B or I)."""
         tokens = tokenize(text)
-        tagging = tag_text(tagger, tokens, self._features, hits)
-        known = set(tagger.labels())
-        marginals = {}
-        for label in {f.label for f in self.spec.fields.values()}:
-            tags = [t for t in (f"B-{label}", f"I-{label}") if t in known]
-            marginals[label] = [
-                min(1.0, sum(tagger.marginal(t, i) for t in tags)) for i in range(len(tokens))
-            ]
-        return _Tagged(tagging.spans, marginals, [t.start for t in tokens])
+        labels = sorted({f.label for f in self.spec.fields.values()})
+        tagging = tag_text(tagger, tokens, self._features, hits, text, labels)
+        return _Tagged(tagging.spans, tagging.label_marginals, [t.start for t in tokens])
 
     def _tagged(self, text: str, hits: Sequence[Any]) -> _Tagged:
         def work() -> _Tagged:

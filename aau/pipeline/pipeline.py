@@ -244,9 +244,13 @@ class Pipeline:
                 task.cancel()
         if not isinstance(source, str):
             results = [_with_sources(r, source) for r in results]
-        graph = {r.spec.name: self.graph[r.spec.name] for r in runners}
         return PipelineResult(id=id, units={r.unit: r for r in results}, terms=hits,
-                              graph=graph if any(graph.values()) else {})  # fmt: skip
+                              graph=self._graph_of(runners))  # fmt: skip
+
+    def _graph_of(self, runners: Sequence[UnitRunner]) -> dict[str, tuple[str, ...]]:
+        """The needs among ``runners``, or empty when none needs another (the usual case)."""
+        graph = {r.spec.name: self.graph[r.spec.name] for r in runners}
+        return graph if any(graph.values()) else {}
 
     def run(
         self, source: str | Document, *, id: str | int | None = None,  # noqa: A002
@@ -272,7 +276,8 @@ class Pipeline:
             )  # fmt: skip
             for r in self.runners_of(units)
         }
-        return PipelineResult(id=id, units=results)
+        # the same shape as an analysed input's, so every batch line reads alike
+        return PipelineResult(id=id, units=results, graph=self._graph_of(self.runners_of(units)))
 
 
 def _graph(specs: Sequence[UnitSpec]) -> dict[str, tuple[str, ...]]:

@@ -137,13 +137,18 @@ def test_batch_writes_one_result_line_per_input_line_in_order(
     assert [line["id"] for line in out] == [id_ for _, id_, _ in BATCH_LINES]
     assert batch_run.stderr == f"wrote 30 lines to {batch_run.folder / 'out.jsonl'}\n"
     for number, (line, (_, _, code)) in enumerate(zip(out, BATCH_LINES, strict=True), start=1):
-        assert set(line) == {"id", "units"}
+        # the shipped folder holds a derived unit, so a line says which units fed which
+        assert set(line) == {"id", "units", "graph"}, number
+        assert line["graph"] == {name: list(spec.needs) for name, spec in unit_specs.items()}
         assert sorted(line["units"]) == sorted(unit_specs), number
         for name, unit in line["units"].items():
             check_unit_dict(unit, unit_specs[name])
             if code is None:
                 assert unit["error"] is None, (number, unit["error"])
                 assert unit["trace"][-1]["state"] == "done"
+            elif unit_specs[name].needs and unit["error"]["code"] == "upstream_failed":
+                # a text its inputs refused: the derived unit names their code
+                assert f"({code})" in unit["error"]["message"], number
             else:
                 assert unit["error"]["code"] == code, number
 

@@ -57,9 +57,15 @@ import yaml
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 MANIFEST = HERE / "cases.yaml"
-BATCH_UNITS = (REPO / "units" / "extract_price.yaml", HERE / "support" / "hostile_total.yaml")
-"""The units every hostile batch runs: a shipped one (CRF, heuristic) and a heuristic one."""
-BATCH_UNIT_NAMES = ("extract_price", "hostile_total")
+BATCH_UNITS = (
+    REPO / "units" / "extract_price.yaml",
+    REPO / "units" / "extract_penalty_clauses.yaml",
+    REPO / "units" / "detect_complaint.yaml",
+    HERE / "support" / "hostile_total.yaml",
+)
+"""The units every hostile batch runs: one of each path kind a line meets (CRF, heuristic,
+records, classifier, keyword rules) and a heuristic one of the corpus's own."""
+BATCH_UNIT_NAMES = ("extract_price", "extract_penalty_clauses", "detect_complaint", "hostile_total")
 
 KINDS = ("unit", "batch", "document", "dictionary")
 EXPECTS = ("refused", "coded", "accepted")
@@ -368,6 +374,12 @@ def _batch_line_10mb(case: Case, target: Path, place: Place) -> None:
     target.write_text('{"id": "ten-mb", "text": "' + "Total 5 EUR. " * 806_600 + '"}\n')
 
 
+def _batch_sentences_at_limit(case: Case, target: Path, place: Place) -> None:
+    # 1,000,000 characters, a full stop every 13: whatever looks back from each sentence end
+    # must stay bounded, or this line alone outlasts the timeout.
+    target.write_text('{"id": "sentences", "text": "' + "Fee 5 EUR. Ok" * 76_923 + '"}\n')
+
+
 def _batch_text_over_limit(case: Case, target: Path, place: Place) -> None:
     target.write_text('{"id": "over-limit", "text": "' + "a" * 1_000_001 + '"}\n')
 
@@ -562,6 +574,7 @@ RECIPES: dict[str, Callable[[Case, Path, Place], None]] = {
     "batch_json_deep": _batch_json_deep,
     "batch_line_10mb": _batch_line_10mb,
     "batch_text_over_limit": _batch_text_over_limit,
+    "batch_sentences_at_limit": _batch_sentences_at_limit,
     "batch_fifo": _batch_fifo,
     "batch_outside_file": _batch_outside_file,
     "batch_symlink_escape": _batch_symlink_escape,

@@ -16,7 +16,7 @@ import uvicorn
 from aau.pipeline import Pipeline
 from aau.server import KeyStore, ServeSettings, ServiceTracer, create_app
 from aau.terms import TermStore
-from tests.conftest import UNIT_FILES
+from tests.conftest import SERVED_UNIT_FILES
 
 
 class LiveServer:
@@ -91,8 +91,8 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveServe
 
 
 def fallback_pipeline(tmp_path: Path) -> Pipeline:
-    """The shipped units without a model (CRF and heuristics answer), a fresh term store."""
-    return Pipeline(UNIT_FILES, engine=False, terms=TermStore(tmp_path / "terms"))
+    """The served units without a model (CRF and heuristics answer), a fresh term store."""
+    return Pipeline(SERVED_UNIT_FILES, engine=False, terms=TermStore(tmp_path / "terms"))
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from aau.pipeline import Pipeline
 from aau.server import ServeSettings, ServiceTracer
 from aau.terms import TermStore
 from aau.testing import FunctionEngine
-from tests.conftest import PRICE_UNIT, REPO
+from tests.conftest import PRICE_UNIT, SERVED_UNIT_FILES
 from tests.server.conftest import Keys
 
 TEXT = "Invoice 2291: total due EUR 1,250.00 by 3 May 2024."
@@ -96,7 +96,7 @@ def test_sigterm_lets_the_requests_in_flight_finish(tmp_path: Path) -> None:
     env = {**os.environ, "AAU_TERMS_DIR": str(tmp_path / "terms")}
     port = _free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "aau.cli.main", "serve", str(REPO / "units"), "--no-model",
+        [sys.executable, "-m", "aau.cli.main", "serve", *map(str, SERVED_UNIT_FILES), "--no-model",
          "--keys", str(tmp_path / "keys.json"), "--port", str(port)],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip

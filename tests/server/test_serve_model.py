@@ -12,7 +12,7 @@ import pytest
 
 from aau.pipeline import Pipeline
 from aau.terms import TermStore
-from tests.conftest import UNIT_FILES
+from tests.conftest import SERVED_UNIT_FILES
 from tests.server.conftest import Keys
 
 pytestmark = pytest.mark.slow
@@ -22,7 +22,8 @@ TEXT = "Invoice 2291 from Hallmark Supplies: total due EUR 1,250.00 by 3 May 202
 
 @pytest.fixture
 def model_service(serve_fallbacks: Any, default_engine: Any, tmp_path: Path) -> Any:
-    pipeline = Pipeline(UNIT_FILES, engine=default_engine, terms=TermStore(tmp_path / "terms"))
+    terms = TermStore(tmp_path / "terms")
+    pipeline = Pipeline(SERVED_UNIT_FILES, engine=default_engine, terms=terms)
     return serve_fallbacks(pipeline=pipeline)
 
 

@@ -40,12 +40,13 @@ def test_unit_file_schema_is_a_valid_draft_2020_12_schema() -> None:
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert schema["title"] == "AAU unit"
     assert "source" not in schema["properties"]  # runtime only, never written by authors
-    assert set(schema["required"]) == {"name", "version", "description", "output", "prompt"}
+    # A derived unit has no prompt, so the schema leaves it to the kind check (S090-S101).
+    assert set(schema["required"]) == {"name", "version", "description", "output"}
 
 
 def test_unit_file_schema_spells_out_every_fallback_kind() -> None:
     text = unit_file_schema_text()
-    assert FALLBACK_KINDS.names() == ["crf", "heuristic"]
+    assert FALLBACK_KINDS.names() == ["classifier", "crf", "heuristic", "keyword_rules", "records"]
     for kind in FALLBACK_KINDS.names():
         assert f'"const": "{kind}"' in text
 
