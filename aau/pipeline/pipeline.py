@@ -31,6 +31,7 @@ from aau.terms import TermSet, TermStore
 
 if TYPE_CHECKING:
     from aau.calibration import Calibrator
+    from aau.routing import Router
 
 __all__ = ["Pipeline", "load_unit", "run"]
 
@@ -59,6 +60,10 @@ class Pipeline:
         calibrator: the calibrator that scores paths (see ``_calibrator``).
         terms: the term store tenants' dictionaries come from (``aau.terms.TermStore``); None
             uses the default store (``AAU_TERMS_DIR``), False turns the term layer off.
+        router: route each input to the units that apply (``aau.routing.Router``): a router,
+            the path of a fitted one, True for the shipped one (``calibration/router.json``),
+            or None (the default) to run every unit. It must have been fitted on these units
+            as they are now (``RouterStale`` otherwise). A run given ``units`` is not routed.
     """
 
     def __init__(
@@ -70,6 +75,7 @@ class Pipeline:
         layout: Layout = "unit_first",
         calibrator: Calibrator | str | Path | None | bool = None,
         terms: TermStore | None | bool = None,
+        router: Router | str | Path | bool | None = None,
     ) -> None:
         specs = [_as_spec(u) for u in units]
         names = [s.name for s in specs]
@@ -91,6 +97,8 @@ class Pipeline:
         self.graph = _graph(specs)
         """Each unit's name -> the units it needs (the DAG the pipeline runs)."""
         self.calibrator = _calibrator(calibrator, self.engine)
+        self.router = _router(router, specs)
+        """The router that picks each input's units, or None when every unit runs."""
         self._terms = terms
         self.runners = [
             UnitRunner(
@@ -110,6 +118,8 @@ class Pipeline:
             SpecError: the pipeline file or one of its units is wrong (located).
         """
         spec = PipelineSpec.from_file(path)
+        if spec.route:
+            options.setdefault("router", True)
         units = {p.stem: load_unit(p) for p in spec.unit_paths()}
         folder = pipeline_units_dir(spec.source)
         todo = [need for unit in units.values() for need in unit.needs]
@@ -187,11 +197,14 @@ class Pipeline:
         quality of the words under them. ``tenant`` selects whose term dictionaries annotate
         the input (and, on an engine with ``term_merging``, whose merged tokens it is read in);
         an unknown tenant fails every unit with ``unknown_tenant``. Whatever goes wrong, the
-        result has every unit: an unexpected fault is each unit's ``internal_error``.
+        result has every unit: an unexpected fault is each unit's ``internal_error``. A routed
+        pipeline (``router``) runs, without ``units``, only the units the router says apply, and
+        the result's ``route`` says which and how likely each was.
         """
         runners = self.runners_of(units)  # an unknown name is the caller's error: raised
+        routed = self.router is not None and units is None
         try:
-            return await self._arun(source, id=id, tenant=tenant, runners=runners)
+            return await self._arun(source, id=id, tenant=tenant, runners=runners, routed=routed)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # nothing escapes a pipeline run either
@@ -206,6 +219,7 @@ class Pipeline:
         id: str | int | None,  # noqa: A002
         tenant: str | None,
         runners: Sequence[UnitRunner],
+        routed: bool = False,
     ) -> PipelineResult:
         units = [r.spec.name for r in runners]
         text = valid_text(source if isinstance(source, str) else source.text)
@@ -221,6 +235,13 @@ class Pipeline:
         # Matching terms and building a document are CPU work that grows with the text: off the
         # event loop, so that one long input does not stall the other requests' runs.
         hits = await asyncio.to_thread(terms.find, text) if terms is not None else []
+        route = None
+        if routed and self.router is not None:
+            try:
+                route = await asyncio.to_thread(self._route, text, terms)
+            except InputError as exc:  # empty or binary text: each unit says so
+                return self.failed(exc, id=id, units=units)
+            runners = self.runners_of(route["applies"])
         document = source if not isinstance(source, str) else None
         if document is None and self.calibrator is not None:
             # Only the calibrator reads it (native text: OCR quality 1.0); building one costs
@@ -245,7 +266,20 @@ class Pipeline:
         if not isinstance(source, str):
             results = [_with_sources(r, source) for r in results]
         return PipelineResult(id=id, units={r.unit: r for r in results}, terms=hits,
-                              graph=self._graph_of(runners))  # fmt: skip
+                              graph=self._graph_of(runners), route=route)  # fmt: skip
+
+    def _route(self, text: str, terms: TermSet | None) -> dict[str, Any]:
+        """The router's decision over this pipeline's units, as ``PipelineResult.route``."""
+        assert self.router is not None
+        decision = self.router.route(text, terms=terms, use_terms=terms is not None)
+        mine = {r.spec.name for r in self.runners}
+        return {
+            "applies": [name for name in decision.applies if name in mine],
+            "probabilities": {
+                u.unit: round(u.probability, 4) for u in decision.units if u.unit in mine
+            },
+            "threshold": decision.threshold,
+        }
 
     def _graph_of(self, runners: Sequence[UnitRunner]) -> dict[str, tuple[str, ...]]:
         """The needs among ``runners``, or empty when none needs another (the usual case)."""
@@ -278,6 +312,20 @@ class Pipeline:
         }
         # the same shape as an analysed input's, so every batch line reads alike
         return PipelineResult(id=id, units=results, graph=self._graph_of(self.runners_of(units)))
+
+
+def _router(router: Router | str | Path | bool | None, specs: Sequence[UnitSpec]) -> Router | None:
+    """The router a pipeline routes with, checked against its units (see ``Pipeline``)."""
+    if router is None or router is False:
+        return None
+    from aau.routing import Router  # the embedder it carries is only loaded when routing
+
+    if isinstance(router, Router):
+        router.check_units(specs, subset=True)
+        return router
+    found = Router.load(None if router is True else router)
+    found.check_units(specs, subset=True)
+    return found
 
 
 def _graph(specs: Sequence[UnitSpec]) -> dict[str, tuple[str, ...]]:

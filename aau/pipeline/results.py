@@ -28,15 +28,22 @@ class PipelineResult:
     """The DAG the units ran as, each unit -> the units it needs, when any unit needs another
     (empty otherwise); the batch line carries it as ``graph``."""
 
+    route: Mapping[str, Any] | None = None
+    """When the pipeline routes: the units that applied and each unit's probability
+    (``{"applies": [...], "probabilities": {unit: p}, "threshold": t}``); the units that did
+    not apply did not run. The batch line carries it as ``route``."""
+
     def __getitem__(self, name: str) -> UnitResult:
         return self.units[name]
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"id", "units": {name: result}}``, the batch line format."""
+        """The batch line format: ``{"id", "units": {name: result}}``, ``graph``, ``route``."""
         data: dict[str, Any] = {
             "id": self.id,
             "units": {k: v.to_dict() for k, v in self.units.items()},
         }
         if self.graph:
             data["graph"] = {name: list(needs) for name, needs in self.graph.items()}
+        if self.route is not None:
+            data["route"] = dict(self.route)
         return data

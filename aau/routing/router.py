@@ -259,11 +259,17 @@ class Router:
             router.check_units(units, where)
         return router
 
-    def check_units(self, units: Sequence[UnitSpec], where: str = "the router") -> None:
-        """Raise ``RouterStale``, saying what changed, unless fitted on exactly these units."""
+    def check_units(
+        self, units: Sequence[UnitSpec], where: str = "the router", *, subset: bool = False
+    ) -> None:
+        """Raise ``RouterStale``, saying what changed, unless fitted on exactly these units.
+
+        ``subset``: the units may be some of those it was fitted on (a pipeline routes over its
+        own units with the router fitted on the whole library); each must still be unchanged.
+        """
         now = {u.name: unit_digest(u) for u in units}
         added = sorted(set(now) - set(self.digests))
-        removed = sorted(set(self.digests) - set(now))
+        removed = [] if subset else sorted(set(self.digests) - set(now))
         changed = sorted(n for n in set(now) & set(self.digests) if now[n] != self.digests[n])
         if added or removed or changed:
             kinds = (("new", added), ("not given", removed), ("changed", changed))
