@@ -575,11 +575,12 @@ def _declared(unit: UnitSpec) -> dict[str, Any]:
 
     Left out: the acceptance threshold (every path runs whatever it is, so tuning it needs no
     new runs), the engine chain (the runs' engine is the calibration's own, ``EngineKind``),
-    the settings added since the shipped runs where they hold their default, and the fallback
-    triggers added since (see ``_FORMAT_1_SECTIONS``).
+    ``routing`` (it says which requests a unit is for, never what a run answers), the settings
+    added since the shipped runs where they hold their default, and the fallback triggers added
+    since (see ``_FORMAT_1_SECTIONS``).
     """
-    top: dict[str, Any] = dict.fromkeys(_newer_at_default(unit, _FORMAT_1_SECTIONS) | {"engines"},
-                                        True)  # fmt: skip
+    unread = _newer_at_default(unit, _FORMAT_1_SECTIONS) | {"engines", "routing"}
+    top: dict[str, Any] = dict.fromkeys(unread, True)
     top["policy"] = {"threshold"} | _newer_at_default(unit.policy, _FORMAT_1_POLICY)
     declared = unit.model_dump(mode="json", exclude=top)
     policy = declared["policy"]

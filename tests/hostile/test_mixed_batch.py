@@ -30,6 +30,9 @@ from tests.hostile.corpus import (
 )
 
 LINES, EVERY = 1000, 10
+HEAVY = frozenset({"batch-sentences-at-limit"})
+"""Legitimate lines that cost seconds of CPU per unit by design: test_corpus runs them alone;
+in the mix they would test the good lines' deadlines under load, not what hostile lines do."""
 
 
 def essentials(output: dict[str, Any]) -> dict[str, Any]:
@@ -48,7 +51,7 @@ def essentials(output: dict[str, Any]) -> dict[str, Any]:
 
 def test_a_thousand_lines_with_a_hundred_hostile_ones(tmp_path: Path) -> None:
     place = Place(tmp_path)
-    cases = [case for case in load_cases() if case.kind in ("batch", "document")]
+    cases = [c for c in load_cases() if c.kind in ("batch", "document") and c.id not in HEAVY]
     raws = [batch_line(case, place) for case in cases]
     lines: list[bytes] = []
     hostile: dict[int, int] = {}  # line index -> case index
