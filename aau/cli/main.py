@@ -108,6 +108,8 @@ def _pipeline(args: argparse.Namespace) -> Pipeline:
             remote={k: v for k, v in remote.items() if v} or None,
         )  # fmt: skip
         options["engines"] = engine_configs(args.engines) if args.engines else None
+    if getattr(args, "route", False):  # aau serve --route
+        options["router"] = True
     declared = pipeline_file(args.units)
     if declared is not None:
         return Pipeline.from_file(declared, **options)

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from aau.pipeline import Pipeline
+from aau.spec.pipelines import PipelineSpec
 
 __all__ = ["add_serve_parsers"]
 
@@ -62,9 +63,17 @@ def _serve(build_pipeline: Callable[[argparse.Namespace], Pipeline]) -> Callable
                   f"{args.keys}", file=sys.stderr)  # fmt: skip
             return 2
         pipelines: dict[str, list[str]] = {}
+        routed: set[str] = set()
         for item in args.pipeline or []:
+            if item.endswith(".yaml") and "=" not in item:  # a pipeline file
+                spec = PipelineSpec.from_file(item)
+                pipelines[spec.name] = list(spec.units)
+                if spec.route:
+                    routed.add(spec.name)
+                continue
             name, _, units = item.partition("=")
             pipelines[name] = [u for u in units.split(",") if u]
+        args.route = args.route or bool(routed)
         admission: dict[str, Any] = {
             k: v for k, v in {
                 "max_units_in_flight": args.max_units_in_flight,
@@ -74,11 +83,17 @@ def _serve(build_pipeline: Callable[[argparse.Namespace], Pipeline]) -> Callable
             }.items() if v is not None
         }  # fmt: skip
         settings = ServeSettings(
-            admission=AdmissionSettings(**admission), pipelines=pipelines, languages=args.lang
-        )
+            admission=AdmissionSettings(**admission), pipelines=pipelines,
+            routed=frozenset(routed), languages=args.lang,
+        )  # fmt: skip
         tracer = ServiceTracer(span_exporter(args.traces))
-        serve(build_pipeline(args), keys, settings, host=args.host, port=args.port,
-              tracer=tracer, graceful_timeout_s=args.graceful_timeout)  # fmt: skip
+        pipeline = build_pipeline(args)
+        try:
+            serve(pipeline, keys, settings, host=args.host, port=args.port, tracer=tracer,
+                  graceful_timeout_s=args.graceful_timeout)  # fmt: skip
+        except ValueError as exc:  # a named pipeline the served units cannot run
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         return 0
 
     return cmd_serve
@@ -105,8 +120,13 @@ def add_serve_parsers(
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     p.add_argument(
-        "--pipeline", action="append", metavar="NAME=UNIT,UNIT",
-        help="a named unit list requests may ask for (repeat)",
+        "--pipeline", action="append", metavar="NAME=UNIT,UNIT|FILE.yaml",
+        help="a named unit list, or a pipeline file (units/pipelines/x.yaml; route: true routes "
+        "it), that requests may ask for by name (repeat)",
+    )  # fmt: skip
+    p.add_argument(
+        "--route", action="store_true",
+        help="load the router (calibration/router.json): requests may send route: true",
     )  # fmt: skip
     p.add_argument("--lang", default="eng", help="tesseract languages for scans (eng+deu…)")
     limits = p.add_argument_group("admission (429 with Retry-After past these)")

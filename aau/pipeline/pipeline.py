@@ -189,7 +189,7 @@ class Pipeline:
 
     async def arun(
         self, source: str | Document, *, id: str | int | None = None,  # noqa: A002
-        tenant: str | None = None, units: Sequence[str] | None = None,
+        tenant: str | None = None, units: Sequence[str] | None = None, route: bool | None = None,
     ) -> PipelineResult:  # fmt: skip
         """Every unit (or the named ``units``) over a text or a ``Document``, concurrently.
 
@@ -197,12 +197,20 @@ class Pipeline:
         quality of the words under them. ``tenant`` selects whose term dictionaries annotate
         the input (and, on an engine with ``term_merging``, whose merged tokens it is read in);
         an unknown tenant fails every unit with ``unknown_tenant``. Whatever goes wrong, the
-        result has every unit: an unexpected fault is each unit's ``internal_error``. A routed
-        pipeline (``router``) runs, without ``units``, only the units the router says apply, and
-        the result's ``route`` says which and how likely each was.
+        result has every unit: an unexpected fault is each unit's ``internal_error``.
+
+        ``route``: True runs only those of ``units`` (default: all) the router says apply, and
+        the result's ``route`` says which and how likely each was; None routes when the
+        pipeline has a ``router`` and ``units`` is not given; False never routes.
+
+        Raises:
+            KeyError: a unit name the pipeline does not have.
+            ValueError: ``route=True`` on a pipeline without a router.
         """
         runners = self.runners_of(units)  # an unknown name is the caller's error: raised
-        routed = self.router is not None and units is None
+        if route and self.router is None:
+            raise ValueError("this pipeline has no router: build it with router=True")
+        routed = route if route is not None else self.router is not None and units is None
         try:
             return await self._arun(source, id=id, tenant=tenant, runners=runners, routed=routed)
         except asyncio.CancelledError:
@@ -238,7 +246,7 @@ class Pipeline:
         route = None
         if routed and self.router is not None:
             try:
-                route = await asyncio.to_thread(self._route, text, terms)
+                route = await asyncio.to_thread(self._route, text, terms, units)
             except InputError as exc:  # empty or binary text: each unit says so
                 return self.failed(exc, id=id, units=units)
             runners = self.runners_of(route["applies"])
@@ -268,11 +276,11 @@ class Pipeline:
         return PipelineResult(id=id, units={r.unit: r for r in results}, terms=hits,
                               graph=self._graph_of(runners), route=route)  # fmt: skip
 
-    def _route(self, text: str, terms: TermSet | None) -> dict[str, Any]:
-        """The router's decision over this pipeline's units, as ``PipelineResult.route``."""
+    def _route(self, text: str, terms: TermSet | None, among: Sequence[str]) -> dict[str, Any]:
+        """The router's decision over the units ``among``, as ``PipelineResult.route``."""
         assert self.router is not None
         decision = self.router.route(text, terms=terms, use_terms=terms is not None)
-        mine = {r.spec.name for r in self.runners}
+        mine = set(among)
         return {
             "applies": [name for name in decision.applies if name in mine],
             "probabilities": {
@@ -288,10 +296,10 @@ class Pipeline:
 
     def run(
         self, source: str | Document, *, id: str | int | None = None,  # noqa: A002
-        tenant: str | None = None, units: Sequence[str] | None = None,
+        tenant: str | None = None, units: Sequence[str] | None = None, route: bool | None = None,
     ) -> PipelineResult:  # fmt: skip
         """Synchronous ``arun`` (not from inside a running event loop: use ``arun`` there)."""
-        return asyncio.run(self.arun(source, id=id, tenant=tenant, units=units))
+        return asyncio.run(self.arun(source, id=id, tenant=tenant, units=units, route=route))
 
     def failed(
         self, error: AAUError, *, id: str | int | None = None,  # noqa: A002

@@ -70,6 +70,9 @@ class ServeSettings(BaseModel):
     admission: AdmissionSettings = AdmissionSettings()
     pipelines: dict[str, list[str]] = Field(default_factory=dict)
     """Named unit lists a request may ask for by name (``pipeline``)."""
+    routed: frozenset[str] = frozenset()
+    """The named pipelines whose units the router picks from, per request (``route: true``
+    in their pipeline file); they need a service whose pipeline has a router."""
     probe_interval_s: float = Field(10.0, gt=0)
     """How often readiness is proved by a one-token generation."""
     probe_timeout_s: float = Field(30.0, gt=0)
@@ -91,6 +94,9 @@ class AnalyzeRequest(BaseModel):
     """The units to run, by name; with neither this nor ``pipeline``, every unit served."""
     pipeline: str | None = None
     """A named pipeline of the service (``GET /v1/units`` lists them)."""
+    route: bool | None = None
+    """True: run only the units (named, the pipeline's, or all served) that the router says
+    apply to this text; false: never route. Unset: a routed pipeline routes, nothing else."""
 
 
 class ErrorBody(BaseModel):
@@ -106,6 +112,11 @@ class AnalyzeResponse(BaseModel):
     units: dict[str, dict[str, Any]]
     """Per unit: ``output``, ``confidence``, ``path``, ``error``, ``timings``, ``trace``…"""
     terms: list[dict[str, Any]]
+    graph: dict[str, list[str]] | None = None
+    """When a unit needs others: each unit -> the units it computed from."""
+    route: dict[str, Any] | None = None
+    """When routed: ``applies`` (the units that ran), every candidate's ``probabilities``,
+    and the ``threshold``."""
 
 
 class ApiError(Exception):
@@ -156,6 +167,13 @@ class Service:
         self.keys = keys
         self.settings = settings
         names = {u.name for u in pipeline.units}
+        if settings.routed - set(settings.pipelines):
+            raise ValueError(
+                f"routed pipelines not among the pipelines: "
+                f"{', '.join(sorted(settings.routed - set(settings.pipelines)))}"
+            )
+        if settings.routed and pipeline.router is None:
+            raise ValueError("routed pipelines need a pipeline with a router (router=True)")
         for name, units in settings.pipelines.items():
             unknown = sorted(set(units) - names)
             if unknown or not units:
@@ -238,6 +256,19 @@ class Service:
 
     # -- analysis ---------------------------------------------------------------------------
 
+    def routes(self, route: bool | None, pipeline: str | None) -> bool:
+        """Whether a request is routed: as it asks, else as its pipeline (or the service's)."""
+        if route is None:
+            spec = self.pipeline.spec
+            if pipeline is not None:
+                return pipeline in self.settings.routed
+            return bool(spec is not None and spec.route and self.pipeline.router is not None)
+        if route and self.pipeline.router is None:
+            raise ApiError(400, "routing_unavailable",
+                           "this service has no router: start it with --route, or serve a "
+                           "pipeline file with route: true")  # fmt: skip
+        return route
+
     def unit_names(self, units: list[str] | None, pipeline: str | None) -> list[str]:
         """The units a request asks for, checked."""
         served = [u.name for u in self.pipeline.units]
@@ -268,16 +299,21 @@ class Service:
         return list(dict.fromkeys(units))
 
     async def analyze(
-        self, source: str | Document, names: list[str], tenant: str, id: str | int | None  # noqa: A002
+        self, source: str | Document, names: list[str], tenant: str, id: str | int | None,  # noqa: A002
+        route: bool = False,
     ) -> tuple[PipelineResult, float]:  # fmt: skip
-        """Admit, run and account one request; returns the result and its queue wait (ms)."""
+        """Admit, run and account one request; returns the result and its queue wait (ms).
+
+        A routed request is admitted for all of ``names`` (the router has not chosen yet).
+        """
         self.ensure_tenant(tenant)
         queued_ns = time.time_ns()
         try:
             async with self.admission.admit(tenant, len(names)) as ticket:
                 self.metrics.queue_wait.observe(ticket.queue_ms / 1000)
                 self.tracer.admission(queued_ns, time.time_ns())
-                result = await self.pipeline.arun(source, id=id, tenant=tenant, units=names)
+                result = await self.pipeline.arun(source, id=id, tenant=tenant, units=names,
+                                                  route=route)  # fmt: skip
         except Refused as refused:
             self.metrics.refused.labels(refused.code, tenant).inc()
             raise ApiError(
@@ -505,6 +541,11 @@ def create_app(
                                     "description": "unit names, comma-separated",
                                 },
                                 "pipeline": {"type": "string"},
+                                "route": {
+                                    "type": "string",
+                                    "enum": ["true", "false"],
+                                    "description": "let the router pick the units",
+                                },
                                 "id": {"type": "string"},
                                 "languages": {
                                     "type": "string",
@@ -527,7 +568,7 @@ def create_app(
         source: str | Document
         input_id: str | int | None
         if content_type.startswith("multipart/form-data"):
-            source, names, input_id = await _document_request(request, service)
+            source, names, input_id, route = await _document_request(request, service)
         elif content_type.startswith("application/json") or not content_type:
             body = _parse_json(await request.body())
             try:
@@ -540,14 +581,15 @@ def create_app(
                                f"of {LIMITS.text_chars:,}; split it")  # fmt: skip
             source, input_id = parsed.text, parsed.id
             names = service.unit_names(parsed.units, parsed.pipeline)
+            route = service.routes(parsed.route, parsed.pipeline)
         else:
             raise ApiError(
                 415, "unsupported_media_type", "send application/json or multipart/form-data"
             )
         started = time.perf_counter()
         with service.tracer.request("/v1/analyze", tenant) as span:
-            result, queue_ms = await service.analyze(source, names, tenant, input_id)
-            span.set_attribute("aau.units", ",".join(names))
+            result, queue_ms = await service.analyze(source, names, tenant, input_id, route)
+            span.set_attribute("aau.units", ",".join(result.units))
         spent = (time.perf_counter() - started) * 1000
         body = result.to_dict()
         body["terms"] = [
@@ -572,6 +614,8 @@ def create_app(
                 for u in service.pipeline.units
             ],  # fmt: skip
             "pipelines": service.settings.pipelines,
+            "routed_pipelines": sorted(service.settings.routed),
+            "router": service.pipeline.router is not None,
         }
 
     # -- term dictionaries ------------------------------------------------------------------
@@ -691,8 +735,8 @@ def create_app(
 
 async def _document_request(
     request: Request, service: Service
-) -> tuple[Document, list[str], str | None]:
-    """The document, units and id of a multipart analysis request."""
+) -> tuple[Document, list[str], str | None, bool]:
+    """The document, units, id and routing of a multipart analysis request."""
     try:
         form = await request.form(max_files=1, max_fields=8, max_part_size=_ENVELOPE)
     except MultiPartException as exc:
@@ -705,13 +749,17 @@ async def _document_request(
         fields = {k: v for k, v in form.multi_items() if isinstance(v, str)}
     finally:
         await form.close()
-    unknown = sorted(set(fields) - {"units", "pipeline", "id", "languages"})
+    unknown = sorted(set(fields) - {"units", "pipeline", "id", "languages", "route"})
     if unknown:
         raise ApiError(422, "invalid_request", f"unknown form fields: {', '.join(unknown)[:200]}")
     units = (
         [u.strip() for u in fields["units"].split(",") if u.strip()] if "units" in fields else None
     )
     names = service.unit_names(units, fields.get("pipeline"))
+    if fields.get("route", "true") not in {"true", "false"}:
+        raise ApiError(422, "invalid_request", "route is true or false")
+    route = service.routes({"true": True, "false": False}.get(fields.get("route", "")),
+                           fields.get("pipeline"))  # fmt: skip
     languages = fields.get("languages", service.settings.languages)
     if not _LANGUAGES.fullmatch(languages):
         raise ApiError(
@@ -724,7 +772,7 @@ async def _document_request(
     except InputError as exc:
         status = 413 if exc.code == "input_too_large" else 400
         raise ApiError(status, exc.code, str(exc)) from None
-    return document, names, fields.get("id")
+    return document, names, fields.get("id"), route
 
 
 def _parse_json(raw: bytes) -> Any:
