@@ -47,13 +47,19 @@ def format_report(report: UnitReport, key: str) -> str:
         f"{key} ({_MODE_WORDS[report.mode]}): {report.passed}/{report.total} passed, "
         f"accuracy {report.accuracy:.3f}, mean confidence {report.mean_confidence:.3f}, "
         f"ECE {report.ece:.3f}, Brier {report.brier:.3f}"
+        + (f" ({report.known_failures} known failures)" if report.known_failures else "")
     ]
     for outcome in report.outcomes:
+        result = outcome.result
+        known = outcome.case.known_failure
         if not outcome.passed:
-            result = outcome.result
-            lines.append(f"  FAIL case {outcome.index} {_short(outcome.case.input)!r}: "
+            label = "known failure" if known is not None else "FAIL"
+            lines.append(f"  {label} case {outcome.index} {_short(outcome.case.input)!r}: "
                          f"{outcome.explain()} (path {result.path}, confidence "
                          f"{result.confidence:.3f})")  # fmt: skip
+        elif known is not None:
+            lines.append(f"  fixed case {outcome.index} {_short(outcome.case.input)!r}: it "
+                         "passes now; remove its known_failure")  # fmt: skip
     return "\n".join(lines)
 
 
@@ -85,7 +91,7 @@ def cmd_test(args: argparse.Namespace) -> int:
                     print(f"error: {problem}", file=sys.stderr)
                 continue
             tested += 1
-            failed += report.passed < report.total
+            failed += report.unexpected_failures > 0
             print(format_report(report, spec.key))
             if mode == "record":
                 print(f"  recorded {recording_path(spec)}")

@@ -20,6 +20,8 @@ from aau.spec.model import UnitSpec
 from tests.conftest import UNITS_DIR
 
 SHIPPED = ["extract_price", "extract_date", "extract_quantity"]
+KINDS = ["detect_complaint", "extract_penalty_clauses", "compare_numeric_range"]
+"""A classify, a records and a derived unit: their golden cases replay too."""
 
 
 @pytest.fixture
@@ -54,6 +56,21 @@ def test_the_shipped_units_pass_their_golden_cases_replayed(
     assert all(0 <= f["ece"] <= 1 and 0 <= f["brier"] <= 1 for f in figures)
 
 
+def test_each_unit_kind_replays_its_golden_cases(
+    no_model: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["test", *(str(UNITS_DIR / f"{n}.yaml") for n in KINDS), "--json"]) == 0
+    figures = {f["unit"]: f for f in json.loads(capsys.readouterr().out.splitlines()[-1])}
+
+    assert sorted(figures) == sorted(KINDS)
+    for figure in figures.values():
+        assert figure["mode"] == "replay"
+        assert figure["total"] == 8
+        # every failing case is a known one, with its reason
+        assert figure["total"] - figure["passed"] == figure["known_failures"]
+        assert all(f["known_failure"] for f in figure["failures"])
+
+
 def test_a_replay_is_deterministic(tmp_path: Path, no_model: None) -> None:
     spec = UnitSpec.from_file(unit_copy(tmp_path))
     cases = load_cases(spec)
@@ -84,6 +101,45 @@ def test_a_broken_case_fails_with_exit_1_and_says_what_differs(
     assert "(replayed): 7/8 passed" in out
     assert "FAIL case 0 " in out
     assert "amount: expected 1177.0, got 1176" in out
+
+
+def test_a_known_failure_counts_against_accuracy_but_does_not_fail_the_suite(
+    tmp_path: Path, no_model: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    unit = unit_copy(tmp_path)
+    golden = tmp_path / "extract_price.golden.yaml"
+    text = golden.read_text(encoding="utf-8")
+    golden.write_text(text.replace(
+        "expected: {amount: 1176.0, currency: EUR}",
+        "expected: {amount: 1177.0, currency: EUR}\n    known_failure: a rounding the unit lacks",
+    ), encoding="utf-8")  # fmt: skip
+
+    assert main(["test", str(unit), "--json"]) == 0
+    out = capsys.readouterr().out
+    assert "(replayed): 7/8 passed, accuracy 0.875" in out
+    assert "(1 known failures)" in out
+    assert "known failure case 0 " in out
+    figures = json.loads(out.splitlines()[-1])[0]
+    assert figures["known_failures"] == 1
+    assert figures["failures"][0]["known_failure"] == "a rounding the unit lacks"
+
+
+def test_a_known_failure_that_passes_is_reported_as_fixed(
+    tmp_path: Path, no_model: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    unit = unit_copy(tmp_path)
+    golden = tmp_path / "extract_price.golden.yaml"
+    text = golden.read_text(encoding="utf-8")
+    golden.write_text(text.replace(
+        "expected: {amount: 1176.0, currency: EUR}",
+        "expected: {amount: 1176.0, currency: EUR}\n    known_failure: it used to round wrong",
+    ), encoding="utf-8")  # fmt: skip
+
+    assert main(["test", str(unit)]) == 0
+    out = capsys.readouterr().out
+    assert "8/8 passed" in out
+    assert "fixed case 0 " in out
+    assert "remove its known_failure" in out
 
 
 def test_a_request_missing_from_the_recording_is_not_recorded(
