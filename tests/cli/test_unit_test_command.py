@@ -103,16 +103,22 @@ def test_a_broken_case_fails_with_exit_1_and_says_what_differs(
     assert "amount: expected 1177.0, got 1176" in out
 
 
-def test_a_known_failure_counts_against_accuracy_but_does_not_fail_the_suite(
-    tmp_path: Path, no_model: None, capsys: pytest.CaptureFixture[str]
-) -> None:
+def mark_first_case(tmp_path: Path, amount: float, reason: str) -> Path:
+    """The price unit copied, its first golden case expecting ``amount``, marked known failure."""
     unit = unit_copy(tmp_path)
     golden = tmp_path / "extract_price.golden.yaml"
     text = golden.read_text(encoding="utf-8")
     golden.write_text(text.replace(
         "expected: {amount: 1176.0, currency: EUR}",
-        "expected: {amount: 1177.0, currency: EUR}\n    known_failure: a rounding the unit lacks",
+        f"expected: {{amount: {amount}, currency: EUR}}\n    known_failure: {reason}",
     ), encoding="utf-8")  # fmt: skip
+    return unit
+
+
+def test_a_known_failure_counts_against_accuracy_but_does_not_fail_the_suite(
+    tmp_path: Path, no_model: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    unit = mark_first_case(tmp_path, 1177.0, "a rounding the unit lacks")
 
     assert main(["test", str(unit), "--json"]) == 0
     out = capsys.readouterr().out
@@ -127,13 +133,7 @@ def test_a_known_failure_counts_against_accuracy_but_does_not_fail_the_suite(
 def test_a_known_failure_that_passes_is_reported_as_fixed(
     tmp_path: Path, no_model: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    unit = unit_copy(tmp_path)
-    golden = tmp_path / "extract_price.golden.yaml"
-    text = golden.read_text(encoding="utf-8")
-    golden.write_text(text.replace(
-        "expected: {amount: 1176.0, currency: EUR}",
-        "expected: {amount: 1176.0, currency: EUR}\n    known_failure: it used to round wrong",
-    ), encoding="utf-8")  # fmt: skip
+    unit = mark_first_case(tmp_path, 1176.0, "it used to round wrong")  # what the unit gives
 
     assert main(["test", str(unit)]) == 0
     out = capsys.readouterr().out

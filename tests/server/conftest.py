@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -117,3 +120,46 @@ def serve_fallbacks(tmp_path: Path, keys: Keys) -> Iterator[Any]:
     yield start
     for server in servers:
         server.__exit__()
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on (for a service started as its own process)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_serve_process(
+    args: list[str], tmp_path: Path, port: int, ready_s: float = 180
+) -> subprocess.Popen[str]:
+    """``aau serve ARGS --keys … --port PORT`` as its own process, returned once it is ready.
+
+    Its term store is in ``tmp_path``; its output is piped (the caller reads and closes it).
+    """
+    process = subprocess.Popen(
+        [sys.executable, "-m", "aau.cli.main", "serve", *args,
+         "--keys", str(tmp_path / "keys.json"), "--port", str(port)],
+        env={**os.environ, "AAU_TERMS_DIR": str(tmp_path / "terms")},
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + ready_s
+    while True:
+        assert process.poll() is None, process.stdout.read() if process.stdout else ""
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/readyz").status_code == 200:
+                return process
+        except httpx.TransportError:
+            pass
+        if time.monotonic() > deadline:
+            process.kill()
+            raise AssertionError("the service did not become ready")
+        time.sleep(0.2)
+
+
+def stop_serve_process(process: subprocess.Popen[str]) -> None:
+    """Kill it if still running, and close its output."""
+    if process.poll() is None:
+        process.kill()
+        process.wait()
+    if process.stdout is not None:
+        process.stdout.close()

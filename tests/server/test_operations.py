@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -20,7 +17,7 @@ from aau.server import ServeSettings, ServiceTracer
 from aau.terms import TermStore
 from aau.testing import FunctionEngine
 from tests.conftest import PRICE_UNIT, SERVED_UNIT_FILES
-from tests.server.conftest import Keys
+from tests.server.conftest import Keys, free_port, start_serve_process, stop_serve_process
 
 TEXT = "Invoice 2291: total due EUR 1,250.00 by 3 May 2024."
 
@@ -93,25 +90,11 @@ def test_spans_cover_the_request_its_units_and_their_states(
 
 def test_sigterm_lets_the_requests_in_flight_finish(tmp_path: Path) -> None:
     key = Keys(tmp_path).acme
-    env = {**os.environ, "AAU_TERMS_DIR": str(tmp_path / "terms")}
-    port = _free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "aau.cli.main", "serve", *map(str, SERVED_UNIT_FILES), "--no-model",
-         "--keys", str(tmp_path / "keys.json"), "--port", str(port)],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
+    port = free_port()
+    args = [*map(str, SERVED_UNIT_FILES), "--no-model"]
+    process = start_serve_process(args, tmp_path, port, ready_s=120)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert process.poll() is None, process.stdout.read() if process.stdout else ""
-            try:
-                if httpx.get(f"{url}/readyz").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "the service did not become ready"
-            time.sleep(0.2)
         answers: list[httpx.Response] = []
         long_text = " ".join([TEXT] * 400)  # a few seconds of fallback work
 
@@ -136,16 +119,4 @@ def test_sigterm_lets_the_requests_in_flight_finish(tmp_path: Path) -> None:
         assert "Traceback" not in output
         assert key.split("_", 2)[2] not in output
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        if process.stdout is not None:
-            process.stdout.close()
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+        stop_serve_process(process)

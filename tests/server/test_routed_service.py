@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +12,13 @@ from aau.pipeline import Pipeline
 from aau.server import ServeSettings
 from aau.terms import TermStore
 from tests.conftest import SERVED_UNIT_FILES, UNITS_DIR
-from tests.server.conftest import Keys, LiveServer
+from tests.server.conftest import (
+    Keys,
+    LiveServer,
+    free_port,
+    start_serve_process,
+    stop_serve_process,
+)
 
 COMPLAINT = (
     "Dear team, I am writing to complain: my order arrived broken and nobody answered my "
@@ -111,28 +113,12 @@ def test_the_units_endpoint_says_which_pipelines_route(
 
 def test_aau_serve_takes_a_pipeline_file_and_routes_it(tmp_path: Path) -> None:
     key = Keys(tmp_path).acme
-    port = _free_port()
+    port = free_port()
     pipeline_file = UNITS_DIR / "pipelines" / "document_review.yaml"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "aau.cli.main", "serve", str(UNITS_DIR), "--no-model",
-         "--pipeline", str(pipeline_file), "--keys", str(tmp_path / "keys.json"),
-         "--port", str(port)],
-        env={**os.environ, "AAU_TERMS_DIR": str(tmp_path / "terms")},
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
+    args = [str(UNITS_DIR), "--no-model", "--pipeline", str(pipeline_file)]
+    process = start_serve_process(args, tmp_path, port)
     try:
-        deadline = time.monotonic() + 180
-        while True:
-            assert process.poll() is None, process.stdout.read() if process.stdout else ""
-            try:
-                if httpx.get(f"{url}/readyz").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "the service did not become ready"
-            time.sleep(0.2)
-        body = httpx.post(f"{url}/v1/analyze", json={"text": COMPLAINT,
+        body = httpx.post(f"http://127.0.0.1:{port}/v1/analyze", json={"text": COMPLAINT,
                           "pipeline": "document_review"}, headers=Keys.auth(key),
                           timeout=60).json()  # fmt: skip
         assert body["route"]["applies"]
@@ -141,13 +127,4 @@ def test_aau_serve_takes_a_pipeline_file_and_routes_it(tmp_path: Path) -> None:
     finally:
         process.terminate()
         process.wait(30)
-        if process.stdout:
-            process.stdout.close()
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+        stop_serve_process(process)
