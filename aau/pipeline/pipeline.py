@@ -306,6 +306,7 @@ class Pipeline:
         units: Sequence[str] | None = None,
     ) -> PipelineResult:  # fmt: skip
         """The result of an input that could not be analysed: each of ``units`` has ``error``."""
+        runners = self.runners_of(units)
         results = {
             r.spec.name: UnitResult(
                 unit=r.spec.name,
@@ -316,10 +317,10 @@ class Pipeline:
                 error=UnitError(error.code, str(error)),
                 timings=zero_timings(),
             )  # fmt: skip
-            for r in self.runners_of(units)
+            for r in runners
         }
         # the same shape as an analysed input's, so every batch line reads alike
-        return PipelineResult(id=id, units=results, graph=self._graph_of(self.runners_of(units)))
+        return PipelineResult(id=id, units=results, graph=self._graph_of(runners))
 
 
 def _router(router: Router | str | Path | bool | None, specs: Sequence[UnitSpec]) -> Router | None:
@@ -328,12 +329,10 @@ def _router(router: Router | str | Path | bool | None, specs: Sequence[UnitSpec]
         return None
     from aau.routing import Router  # the embedder it carries is only loaded when routing
 
-    if isinstance(router, Router):
-        router.check_units(specs, subset=True)
-        return router
-    found = Router.load(None if router is True else router)
-    found.check_units(specs, subset=True)
-    return found
+    if not isinstance(router, Router):
+        router = Router.load(None if router is True else router)
+    router.check_units(specs, subset=True)
+    return router
 
 
 def _graph(specs: Sequence[UnitSpec]) -> dict[str, tuple[str, ...]]:

@@ -756,10 +756,10 @@ async def _document_request(
         [u.strip() for u in fields["units"].split(",") if u.strip()] if "units" in fields else None
     )
     names = service.unit_names(units, fields.get("pipeline"))
-    if fields.get("route", "true") not in {"true", "false"}:
+    asked = fields.get("route")
+    if asked not in (None, "true", "false"):
         raise ApiError(422, "invalid_request", "route is true or false")
-    route = service.routes({"true": True, "false": False}.get(fields.get("route", "")),
-                           fields.get("pipeline"))  # fmt: skip
+    route = service.routes(None if asked is None else asked == "true", fields.get("pipeline"))
     languages = fields.get("languages", service.settings.languages)
     if not _LANGUAGES.fullmatch(languages):
         raise ApiError(
