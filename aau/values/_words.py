@@ -4,8 +4,8 @@
 number words in English, French, Spanish, Portuguese, German, Dutch, Danish and Italian, as
 whole strings and as occurrences in a token stream. It is small (one extension module, no
 dependencies), maintained, and stricter than ``number-parser`` (which guesses across languages
-and accepts stray words). What it lacks is covered here by compact tables: Swedish, Norwegian
-and Turkish cardinals, CJK numerals (Chinese and Japanese, financial forms, with ASCII digits
+and accepts stray words). What it lacks is covered here by compact tables: Swedish, Norwegian,
+Turkish and Hindi cardinals, CJK numerals (Chinese and Japanese, financial forms, with ASCII digits
 mixed in: ``36.57億``, ``7千``), Japanese numerals written in kana and Sino-Korean numerals in
 Hangul.
 """
@@ -30,7 +30,7 @@ __all__ = [
 TEXT2NUM_LANGUAGES = ("en", "fr", "es", "pt", "de", "nl", "it", "da")
 """Languages text2num reads, in the order tried when no language is given."""
 
-TABLE_LANGUAGES = ("sv", "no", "tr")
+TABLE_LANGUAGES = ("sv", "no", "tr", "hi")
 
 _CJK_DIGITS = {
     "〇": 0, "零": 0, "一": 1, "壱": 1, "壹": 1, "二": 2, "弐": 2, "贰": 2, "貳": 2, "两": 2,
@@ -82,8 +82,34 @@ _TABLES: dict[str, dict[str, int]] = {
         "altmış": 60, "yetmiş": 70, "seksen": 80, "doksan": 90, "yüz": 100, "bin": 1000,
         "milyon": 10**6, "milyar": 10**9, "trilyon": 10**12,
     },
+    # Hindi writes each of 1-99 as its own word; spelling variants (anusvara or chandrabindu,
+    # nukta or not) as the press writes them.
+    "hi": {
+        "शून्य": 0, "एक": 1, "दो": 2, "तीन": 3, "चार": 4, "पाँच": 5, "पांच": 5, "छह": 6,
+        "छः": 6, "छे": 6, "सात": 7, "आठ": 8, "नौ": 9, "दस": 10, "ग्यारह": 11, "बारह": 12,
+        "तेरह": 13, "चौदह": 14, "पंद्रह": 15, "पन्द्रह": 15, "सोलह": 16, "सत्रह": 17,
+        "अठारह": 18, "उन्नीस": 19, "बीस": 20, "इक्कीस": 21, "बाईस": 22, "तेईस": 23,
+        "चौबीस": 24, "पच्चीस": 25, "छब्बीस": 26, "सत्ताईस": 27, "अट्ठाईस": 28, "उनतीस": 29,
+        "तीस": 30, "इकतीस": 31, "इकत्तीस": 31, "बत्तीस": 32, "तैंतीस": 33, "चौंतीस": 34,
+        "पैंतीस": 35, "छत्तीस": 36, "सैंतीस": 37, "अड़तीस": 38, "उनतालीस": 39, "चालीस": 40,
+        "इकतालीस": 41, "बयालीस": 42, "तैंतालीस": 43, "चवालीस": 44, "चौवालीस": 44,
+        "पैंतालीस": 45, "छियालीस": 46, "सैंतालीस": 47, "अड़तालीस": 48, "उनचास": 49,
+        "पचास": 50, "इक्यावन": 51, "बावन": 52, "तिरपन": 53, "तिरेपन": 53, "चौवन": 54,
+        "पचपन": 55, "छप्पन": 56, "सत्तावन": 57, "अट्ठावन": 58, "उनसठ": 59, "साठ": 60,
+        "इकसठ": 61, "बासठ": 62, "तिरसठ": 63, "चौंसठ": 64, "पैंसठ": 65, "छियासठ": 66,
+        "सड़सठ": 67, "अड़सठ": 68, "उनहत्तर": 69, "सत्तर": 70, "इकहत्तर": 71, "बहत्तर": 72,
+        "तिहत्तर": 73, "चौहत्तर": 74, "पचहत्तर": 75, "छिहत्तर": 76, "सतहत्तर": 77,
+        "अठहत्तर": 78, "उन्यासी": 79, "उनासी": 79, "अस्सी": 80, "इक्यासी": 81, "बयासी": 82,
+        "तिरासी": 83, "चौरासी": 84, "पचासी": 85, "छियासी": 86, "सत्तासी": 87, "अट्ठासी": 88,
+        "नवासी": 89, "नब्बे": 90, "इक्यानबे": 91, "बानबे": 92, "तिरानबे": 93, "चौरानबे": 94,
+        "पचानबे": 95, "छियानबे": 96, "सत्तानबे": 97, "अट्ठानबे": 98, "निन्यानबे": 99,
+        "सौ": 100, "हज़ार": 1000, "हजार": 1000, "लाख": 10**5, "करोड़": 10**7, "करोड": 10**7,
+        "अरब": 10**9, "मिलियन": 10**6, "बिलियन": 10**9,
+    },
 }  # fmt: skip
-_CONNECTORS = {"sv": {"och"}, "no": {"og"}, "tr": set()}
+_CONNECTORS = {"sv": {"och"}, "no": {"og"}, "tr": set(), "hi": set()}
+_WHOLE_WORDS = frozenset({"hi"})
+"""Tables read word by word: a Hindi word is never a compound of number words."""
 
 
 class WordHit(NamedTuple):
@@ -108,8 +134,13 @@ def _text2num(text: str, language: str) -> Decimal | None:
         return None
 
 
-def _segment(word: str, table: dict[str, int]) -> list[int] | None:
-    """Split a compound number word into table morphemes, longest first ("fyrtiofem")."""
+def _segment(word: str, table: dict[str, int], whole: bool = False) -> list[int] | None:
+    """Split a compound number word into table morphemes, longest first ("fyrtiofem").
+
+    ``whole``: the word is one table entry or none (no compounds).
+    """
+    if whole:
+        return [table[word]] if word in table else None
     values: list[int] = []
     position = 0
     longest = max(map(len, table))
@@ -145,7 +176,7 @@ def _table_value(text: str, language: str) -> Decimal | None:
     for word in re.split(r"[\s\-]+", text.casefold()):
         if not word or word in _CONNECTORS[language]:
             continue
-        pieces = _segment(word, table)
+        pieces = _segment(word, table, language in _WHOLE_WORDS)
         if pieces is None:
             return None
         values.extend(pieces)
@@ -340,7 +371,7 @@ def _table_hits(words: Sequence[str], language: str) -> list[WordHit]:
         end, values = index, []
         while end < len(words):
             word = words[end].casefold()
-            pieces = _segment(word, table) if word else None
+            pieces = _segment(word, table, language in _WHOLE_WORDS) if word else None
             if pieces is None:
                 break
             values.extend(pieces)

@@ -71,7 +71,7 @@ _WORDS: dict[str, tuple[str, ...]] = {
                              "dolarlar", "डॉलर")},
     **{w: ("GBP", "EGP", "LBP", "SYP", "SDG", "SSP", "GIP", "FKP", "SHP")
        for w in ("pound", "pounds", "libra", "libras", "sterlina", "sterline", "pfund", "pond",
-                 "ポンド", "파운드", "英镑", "quid")},
+                 "ポンド", "파운드", "英镑", "quid", "पाउंड", "पौंड")},
     **{w: ("JPY",) for w in ("yen", "yens", "yenes", "iene", "ienes", "円", "エン", "엔", "日元",
                              "日圓", "\\")},
     **{w: ("CNY",) for w in ("yuan", "yuans", "renminbi", "rmb", "元", "人民元", "人民币",
@@ -133,7 +133,7 @@ _DEFAULTS = {
                                "доллара", "долларов", "dolarlar", "डॉलर", "弗", "doller")},
     **{key(w): "JPY" for w in ("¥", "￥")},
     **{key(w): "GBP" for w in ("£", "pound", "pounds", "libra", "libras", "sterlina",
-                               "sterline", "pfund", "ポンド", "파운드", "quid")},
+                               "sterline", "pfund", "ポンド", "파운드", "quid", "पाउंड", "पौंड")},
     **{key(w): "INR" for w in ("rs", "rs.", "rupee", "rupees", "रुपये", "रुपया", "रुपए", "रु", "₨")},
     **{key(w): "CNY" for w in ("元",)},
     **{key(w): "ZAR" for w in ("r",)},

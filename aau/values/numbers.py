@@ -159,7 +159,8 @@ _EXTRA_SCALES = {
     "тис": 10**3, "тисяч": 10**3, "ribu": 10**3, "juta": 10**6, "triệu": 10**6,
     "nghìn": 10**3, "ngàn": 10**3, "tỷ": 10**9, "bin": 10**3, "milyon": 10**6,
     "milyar": 10**9, "हजार": 10**3, "हज़ार": 10**3, "लाख": 10**5, "करोड़": 10**7,
-    "करोड": 10**7, "अरब": 10**9, "만": 10**4, "억": 10**8, "조": 10**12, "천": 10**3,
+    "करोड": 10**7, "अरब": 10**9, "मिलियन": 10**6, "बिलियन": 10**9, "ट्रिलियन": 10**12,
+    "만": 10**4, "억": 10**8, "조": 10**12, "천": 10**3,
 }  # fmt: skip
 """Scale words outside CLDR's compact formats, or whose CLDR reading is not the usual one."""
 _CJK_TAIL = "十百千万萬億亿兆京拾佰仟"
@@ -198,8 +199,12 @@ def scale_value(word: str, locale: str | None = None) -> Decimal | None:
     return Counter(values.values()).most_common(1)[0][0]
 
 
-_WORD = re.compile(r"[^\W\d_](?:[^\W\d_]|[\u0300-\u036f\u0900-\u0dff\u0e31-\u0e4e])*\.?")
+_LETTER_OR_SIGN = r"(?:[^\W\d_]|[\u0300-\u036f\u0900-\u0dff\u0e31-\u0e4e])"
+"""A letter, or a combining vowel sign of Indic and Thai scripts, which ``\\w`` leaves out."""
+_WORD = re.compile(rf"[^\W\d_]{_LETTER_OR_SIGN}*\.?")
 """A word: letters, and the combining vowel signs of Indic and Thai scripts ("लाख")."""
+_NUMBER_WORD = re.compile(rf"[^\W\d_]{_LETTER_OR_SIGN}*(?:['\-][^\W\d_]{_LETTER_OR_SIGN}*)*")
+"""A token that may be a number word ("twenty-two", "पचास")."""
 _SHORT_SCALES_OK = frozenset({"mio", "mrd", "mln", "mld", "bn", "mn", "tsd", "тыс", "млн", "млрд",
                               "mil", "lac", "cr"})  # fmt: skip
 """Scale words under four letters that a quantity reader still takes ("2 Mio. Liter")."""
@@ -553,8 +558,8 @@ def find_numbers(
 ) -> list[NumberSpan]:
     """Every number ``text`` writes, with its span: digits, CJK numerals and number words.
 
-    Number words are looked for in ``languages`` (default: the text2num languages; Swedish,
-    Norwegian and Turkish tables only when asked, since their short words are common words
+    Number words are looked for in ``languages`` (default: the text2num languages and Hindi;
+    Swedish, Norwegian and Turkish tables only when asked, since their short words are common words
     elsewhere: Turkish "on" is 10). Digits glued to Latin letters ("A4", "24703L202") are codes
     and not reported. At most ``MAX_TEXT`` characters are scanned.
     """
@@ -565,9 +570,10 @@ def find_numbers(
         NumberSpan(hit.start, hit.end, text[hit.start : hit.end], _number(hit.value))
         for hit in _scan(folded, locale=locale, letters=True)
     ]
-    tokens = list(re.finditer(r"[^\W\d_]+(?:['\-][^\W\d_]+)*", folded))[:200_000]
+    tokens = list(_NUMBER_WORD.finditer(folded))[:200_000]
     if tokens:
-        wanted = list(languages) if languages else list(_words.TEXT2NUM_LANGUAGES)
+        # Hindi's words are Devanagari: no word of another language reads as one of them.
+        wanted = list(languages) if languages else [*_words.TEXT2NUM_LANGUAGES, "hi"]
         for hit in _words.find_word_numbers([t.group() for t in tokens], wanted):
             start, end = tokens[hit.start].start(), tokens[hit.end - 1].end()
             if hit.end - hit.start == 1 and len(tokens[hit.start].group()) < 3 and not languages:

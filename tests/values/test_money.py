@@ -77,6 +77,10 @@ def test_amounts_with_markers(text: str, amount: float, currency: str) -> None:
         ("treze euros e quarenta e cinco centavos", 13.45, "EUR"),
         ("cinque milioni di yen", 5_000_000, "JPY"),
         ("um yen", 1, "JPY"),
+        ("पचास डॉलर", 50, "USD"),
+        ("सौ रुपये", 100, "INR"),
+        ("15 पाउंड", 15, "GBP"),
+        ("$ 300 मिलियन", 300_000_000, "USD"),
     ],
 )
 def test_minor_units_and_words(text: str, amount: float, currency: str) -> None:
@@ -181,6 +185,9 @@ def test_lookups_are_fast_once_built() -> None:
         ("Preis: 49,90 € inkl. MwSt., Versand 4,90 €.",
          [("49,90 €", 49.9, "EUR"), ("4,90 €", 4.9, "EUR")]),
         ("これは 7万円です", [("7万円", 70000, "JPY")]),
+        ("कंपनी ने तीन लाख पचास हज़ार रुपये का निवेश किया।",
+         [("तीन लाख पचास हज़ार रुपये", 350000, "INR")]),
+        ("मुझे दो किताबें दो", []),  # "दो" (two, also "give") with no marker is no money
         ("一株あたり1.95香港ドル", [("1.95香港ドル", 1.95, "HKD")]),
         ("Order 2024-117 for 12 boxes, phone +49 30 1234567.", []),
         # a comma ends an amount: the marker after it belongs to the next one

@@ -117,6 +117,10 @@ def test_scale_words(text: str, expected: int) -> None:
         ("tretton", 13),
         ("fyrtiofem", 45),
         ("yirmi iki", 22),
+        ("पचास", 50),
+        ("पाँच सौ", 500),
+        ("तीन लाख पचास हज़ार", 350_000),
+        ("दो करोड़", 20_000_000),
     ],
 )
 def test_numerals_and_number_words(text: str, expected: float) -> None:
