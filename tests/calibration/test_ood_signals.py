@@ -184,7 +184,7 @@ def test_witnesses_with_value_shows_that_the_others_found_something() -> None:
 
 
 def test_observe_gathers_the_signals_into_a_vector_of_the_specs_width() -> None:
-    assert FEATURE_SPEC.version == 5
+    assert FEATURE_SPEC.version == 6
     assert len(set(FEATURE_SPEC.names)) == FEATURE_SPEC.width
     answer = PathAnswer(output=NOTHING, confidence=0.9)
     evidence = PathEvidence("heuristic", answer, outcome="valid", text=CZECH, description="d",
@@ -240,3 +240,21 @@ def test_a_marker_no_path_tied_to_a_value_is_unexplained(
 ) -> None:
     empty = dict.fromkeys(normalizers)
     assert text_signals(text, empty, {}, normalizers)["unexplained_markers"] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "mentions"),
+    [
+        ("가격은 5,000원입니다.", 1.0),  # the marker and a particle written against the number
+        ("100달러를 냈다.", 1.0),
+        ("他花了100美元。", 1.0),
+        ("5,000개 주문", 0.0),  # 개 counts things: no currency
+        ("전화번호는 010-1234-5678입니다.", 0.0),
+    ],
+)
+def test_a_number_with_an_unspaced_currency_marker_is_a_money_mention(
+    text: str, mentions: float
+) -> None:
+    signals = text_signals(text, dict.fromkeys(PRICE), {}, PRICE)
+    assert signals["mentions"] == mentions
+    assert signals["unexplained"] == mentions
