@@ -99,6 +99,7 @@ class TrainReport:
         token_scores: the same per token (B/I merged).
         field_accuracy: output field -> share of held-out texts where it came out right.
         misaligned_spans: gold spans whose edges cut a token (they label the whole token).
+        misaligned: the first few of them, each as ``line N: LABEL 'span' in 'token'``.
         trained_on: ``all`` (the written model saw every example) or ``train``.
         model_path: where the model was written, or None when not written.
         seconds: wall time of training and measuring.
@@ -120,6 +121,10 @@ class TrainReport:
     seconds: float = 0.0
     record: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, float] = field(default_factory=dict)
+    misaligned: tuple[str, ...] = ()
+
+
+_SHOWN_MISALIGNED = 5
 
 
 Measure = Callable[[bytes, Sequence[AnnotatedExample]], dict[str, float]]
@@ -274,9 +279,21 @@ def _measure(
     return _scores(span_counts), _scores(token_counts), accuracy
 
 
-def _misaligned(example: AnnotatedExample, toks: Sequence[Token]) -> int:
+def _misaligned(example: AnnotatedExample, toks: Sequence[Token]) -> list[str]:
+    """Each gold span of ``example`` whose edge falls inside a token, as the author can find it.
+
+    The CRF labels whole tokens: such a span is learned as the whole token ("days'" for
+    "days"), which is what the model will then answer.
+    """
     starts, ends = {t.start for t in toks}, {t.end for t in toks}
-    return sum(1 for s in example.spans if s.start not in starts or s.end not in ends)
+    found = []
+    for span in example.spans:
+        if span.start in starts and span.end in ends:
+            continue
+        cut = [t.text for t in toks if t.start < span.end and span.start < t.end]
+        found.append(f"line {example.line}: {span.label} {example.text[span.start:span.end]!r} "
+                     f"in {' '.join(cut)!r}")  # fmt: skip
+    return found
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
@@ -367,6 +384,7 @@ def train_unit(
         _write_atomically(
             spec.record_path(unit), (json.dumps(record, indent=2, sort_keys=True) + "\n").encode()
         )
+    misaligned = [m for e in examples for m in _misaligned(e, tokens[id(e)])]
     return TrainReport(
         unit=unit.key,
         n_examples=len(examples),
@@ -375,7 +393,8 @@ def train_unit(
         span_scores=span_scores,
         token_scores=token_scores,
         field_accuracy=accuracy,
-        misaligned_spans=sum(_misaligned(e, tokens[id(e)]) for e in examples),
+        misaligned_spans=len(misaligned),
+        misaligned=tuple(misaligned[:_SHOWN_MISALIGNED]),
         trained_on="all" if write else "train",
         model_path=model_path,
         seconds=round(time.perf_counter() - began, 3),
@@ -396,7 +415,9 @@ def format_report(report: TrainReport) -> str:
         f"{report.n_held_out} held out); {written} ({report.seconds:.1f} s)",
     ]
     if report.misaligned_spans:
-        lines.append(f"  warning: {report.misaligned_spans} span(s) cut a token")
+        lines.append(f"  warning: {report.misaligned_spans} span(s) cut a token; the CRF learns "
+                     "the whole token, so end each span where a token ends, e.g.:")  # fmt: skip
+        lines += [f"    {where}" for where in report.misaligned]
     for title, rows in (("spans, exact match", report.span_scores),
                         ("tokens", report.token_scores)):  # fmt: skip
         lines.append(f"  held out, {title}:")

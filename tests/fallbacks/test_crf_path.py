@@ -234,6 +234,22 @@ def test_training_reports_scores_and_writes_model_with_record(small_unit: UnitSp
     assert report.span_scores[-1].f1 > 0.8
 
 
+def test_training_names_the_spans_that_cut_a_token(tmp_path: Path) -> None:
+    examples = _small_examples(40)
+    cut = {"text": "Invoice 1234. Total due: EURO 9,250.00 by 3 May.", "spans": [
+        {"start": 25, "end": 28, "label": "CURRENCY", "value": "EUR"},  # "EUR" of "EURO"
+        {"start": 30, "end": 38, "label": "AMOUNT", "value": "9,250.00"},
+    ]}  # fmt: skip
+    lines = "".join(json.dumps(e) + "\n" for e in [*examples, cut])
+    (tmp_path / "cut.jsonl").write_text(lines, encoding="utf-8")
+    path = _write_unit(tmp_path, "extract_price", link=False, examples="cut.jsonl",
+                       model="cut.crf", training={"max_iterations": 20})  # fmt: skip
+    report = train_unit(UnitSpec.from_file(path), write=False)
+    assert report.misaligned_spans == 1
+    assert report.misaligned == ("line 41: CURRENCY 'EUR' in 'EURO'",)
+    assert "line 41: CURRENCY 'EUR' in 'EURO'" in format_report(report)
+
+
 def test_training_is_deterministic(small_unit: UnitSpec) -> None:
     spec = crf_spec_of(small_unit)
     train_unit(small_unit)
