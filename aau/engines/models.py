@@ -11,12 +11,33 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from aau.errors import EngineUnavailable
 
-__all__ = ["default_model_path", "load_model_and_tokenizer"]
+__all__ = ["default_model_path", "load_model_and_tokenizer", "quiet_loading"]
+
+
+@contextmanager
+def quiet_loading() -> Iterator[None]:
+    """No transformers progress bars while a model loads; restored after.
+
+    A weight-loading bar on every command that loads a model would litter the terminal and the
+    batch command's stderr, where users look for their errors.
+    """
+    from transformers.utils import logging as hf_logging
+
+    had_bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if had_bars:
+            hf_logging.enable_progress_bar()
+
 
 DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _log = logging.getLogger(__name__)
@@ -83,8 +104,9 @@ def load_model_and_tokenizer(
                 folder, kwargs = path.parent, {"gguf_file": path.name}
         else:
             folder, kwargs, cached = path, {}, None
-        tokenizer = AutoTokenizer.from_pretrained(folder, **kwargs)
-        hf_model: Any = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype, **kwargs)
+        with quiet_loading():
+            tokenizer = AutoTokenizer.from_pretrained(folder, **kwargs)
+            hf_model: Any = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype, **kwargs)
         if cached is not None and kwargs:
             _save_converted(hf_model, tokenizer, cached)
     except (OSError, ValueError, KeyError) as exc:
