@@ -58,7 +58,7 @@ _HANGUL = {
 
 # Compact cardinal tables for languages text2num does not read: morpheme -> value. Values of
 # 100 multiply what precedes, 1000 and up close a group (the usual additive-multiplicative rule).
-_TABLES: dict[str, dict[str, int]] = {
+_TABLES: dict[str, dict[str, int | Decimal]] = {
     "sv": {
         "noll": 0, "en": 1, "ett": 1, "två": 2, "tre": 3, "fyra": 4, "fem": 5, "sex": 6,
         "sju": 7, "åtta": 8, "nio": 9, "tio": 10, "elva": 11, "tolv": 12, "tretton": 13,
@@ -105,6 +105,8 @@ _TABLES: dict[str, dict[str, int]] = {
         "पचानबे": 95, "छियानबे": 96, "सत्तानबे": 97, "अट्ठानबे": 98, "निन्यानबे": 99,
         "सौ": 100, "हज़ार": 1000, "हजार": 1000, "लाख": 10**5, "करोड़": 10**7, "करोड": 10**7,
         "अरब": 10**9, "मिलियन": 10**6, "बिलियन": 10**9,
+        # one and a half, two and a half: "ढाई सौ" is 250, "डेढ़ लाख" 150,000
+        "डेढ़": Decimal("1.5"), "डेढ": Decimal("1.5"), "ढाई": Decimal("2.5"),
     },
 }  # fmt: skip
 _CONNECTORS = {"sv": {"och"}, "no": {"og"}, "tr": set(), "hi": set()}
@@ -134,14 +136,16 @@ def _text2num(text: str, language: str) -> Decimal | None:
         return None
 
 
-def _segment(word: str, table: dict[str, int], whole: bool = False) -> list[int] | None:
+def _segment(
+    word: str, table: dict[str, int | Decimal], whole: bool = False
+) -> list[int | Decimal] | None:
     """Split a compound number word into table morphemes, longest first ("fyrtiofem").
 
     ``whole``: the word is one table entry or none (no compounds).
     """
     if whole:
         return [table[word]] if word in table else None
-    values: list[int] = []
+    values: list[int | Decimal] = []
     position = 0
     longest = max(map(len, table))
     while position < len(word):
@@ -156,24 +160,29 @@ def _segment(word: str, table: dict[str, int], whole: bool = False) -> list[int]
     return values
 
 
-def _combine(values: Iterable[int]) -> Decimal | None:
-    total, current, seen = 0, 0, False
+def _combine(values: Iterable[int | Decimal]) -> Decimal | None:
+    total, current, seen = Decimal(0), Decimal(0), False
     for value in values:
         seen = True
         if value == 100:
-            current = (current or 1) * 100
+            current = (current or Decimal(1)) * 100
         elif value >= 1000:
-            total += (current or 1) * value
-            current = 0
+            total += (current or Decimal(1)) * value
+            current = Decimal(0)
         else:
             current += value
-    return Decimal(total + current) if seen else None
+    return total + current if seen else None
+
+
+def _folded(word: str) -> str:
+    """``word`` casefolded, the dot of Turkish "İ" dropped ("İki" is "iki")."""
+    return word.casefold().replace("\u0307", "")
 
 
 def _table_value(text: str, language: str) -> Decimal | None:
     table = _TABLES[language]
-    values: list[int] = []
-    for word in re.split(r"[\s\-]+", text.casefold()):
+    values: list[int | Decimal] = []
+    for word in re.split(r"[\s\-]+", _folded(text)):
         if not word or word in _CONNECTORS[language]:
             continue
         pieces = _segment(word, table, language in _WHOLE_WORDS)
@@ -368,9 +377,9 @@ def _table_hits(words: Sequence[str], language: str) -> list[WordHit]:
     hits: list[WordHit] = []
     index = 0
     while index < len(words):
-        end, values = index, []
+        end, values = index, list[int | Decimal]()
         while end < len(words):
-            word = words[end].casefold()
+            word = _folded(words[end])
             pieces = _segment(word, table, language in _WHOLE_WORDS) if word else None
             if pieces is None:
                 break

@@ -71,9 +71,9 @@ _WORDS: dict[str, tuple[str, ...]] = {
                              "dolarlar", "डॉलर")},
     **{w: ("GBP", "EGP", "LBP", "SYP", "SDG", "SSP", "GIP", "FKP", "SHP")
        for w in ("pound", "pounds", "libra", "libras", "sterlina", "sterline", "pfund", "pond",
-                 "ポンド", "파운드", "英镑", "quid", "पाउंड", "पौंड")},
+                 "ポンド", "파운드", "quid", "पाउंड", "पौंड")},
     **{w: ("JPY",) for w in ("yen", "yens", "yenes", "iene", "ienes", "円", "エン", "엔", "日元",
-                             "日圓", "\\")},
+                             "日圓", "येन", "\\")},
     **{w: ("CNY",) for w in ("yuan", "yuans", "renminbi", "rmb", "元", "人民元", "人民币",
                              "人民幣", "块", "塊", "위안")},
     **{w: ("EUR",) for w in ("euro", "euros", "eur", "euri", "€", "ユーロ", "유로", "欧元", "歐元",
@@ -92,14 +92,17 @@ _WORDS: dict[str, tuple[str, ...]] = {
     **{w: ("UAH",) for w in ("грн", "грн.", "гривня", "гривні", "гривень", "hryvnia", "hryvnias")},
     **{w: ("PLN",) for w in ("zł", "zl", "złoty", "zloty", "zlotys", "złotych", "złote")},
     **{w: ("CZK",) for w in ("kč", "kc", "korun", "koruna", "koruny")},
-    **{w: ("HUF",) for w in ("ft", "forint", "forints")},
+    **{w: ("HUF",) for w in ("forint", "forints")},  # "Ft" from CLDR; "ft" is feet
     **{w: ("TRY",) for w in ("tl", "₺", "lira", "liras", "türk lirası", "turkish lira")},
+    **{w: ("EUR",) for w in ("avro",)},
     **{w: ("KRW",) for w in ("won", "원", "₩", "圆")},
     **{w: ("IDR",) for w in ("rp", "rupiah")},
     **{w: ("INR",) for w in ("₹", "inr")},
     **{w: ("SEK",) for w in ("spänn",)},
     **{w: ("USD",) for w in ("us$", "u.s.$", "usd$", "us dollar", "us dollars", "美元", "美金",
-                             "米ドル")},
+                             "米ドル", "amerikan doları", "amerikan dolar")},
+    **{w: ("GBP",) for w in ("英镑", "英鎊", "sterlin", "sterling", "pound sterling",
+                             "britische pfund", "britischen pfund", "britisches pfund")},
     **{w: ("CAD",) for w in ("c$", "ca$", "can$", "cad$", "cdn$")},
     **{w: ("AUD",) for w in ("a$", "au$", "aud$")},
     **{w: ("NZD",) for w in ("nz$",)},
@@ -219,6 +222,49 @@ def _table() -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
     return exact, {marker: frozenset(found) for marker, found in plain.items()}
 
 
+_TURKISH_STEMS = frozenset(
+    {
+        "dolar",
+        "lira",
+        "avro",
+        "euro",
+        "sterlin",
+        "frank",
+        "yen",
+        "yuan",
+        "ruble",
+        "rupi",
+        "tl",
+        "usd",
+        "eur",
+        "abd doları",
+        "türk lirası",
+    }
+)
+_TURKISH_SUFFIXES = ("lık", "lik", "luk", "lük", "dan", "den", "tan", "ten", "dır", "dir", "dur",
+                     "dür", "ya", "ye", "da", "de", "ta", "te", "yı", "yi", "nın", "nin", "a", "e",
+                     "ı", "i")  # fmt: skip
+
+
+def _turkish_stem(marker_key: str) -> str | None:
+    """A Turkish currency word with its case ending ("TL'ye", "dolara", "dolarlık"): the stem.
+
+    Turkish writes endings onto a name ("liraya": to the lira); after an abbreviation they
+    follow an apostrophe ("TL'dir"). Only the currency stems listed are read so.
+    """
+    for mark in ("'", "’"):
+        if mark in marker_key:
+            stem, _, ending = marker_key.partition(mark)
+            return stem if stem and ending.isalpha() and len(ending) <= 5 else None
+    for ending in _TURKISH_SUFFIXES:
+        stem = marker_key[: -len(ending)]
+        if marker_key.endswith(ending) and stem in _TURKISH_STEMS:
+            return stem
+        if marker_key.endswith(ending) and stem.endswith("r") and stem[:-1] in {"dola"}:
+            return "dolar"
+    return None
+
+
 def currency_codes(marker: str) -> frozenset[str]:
     """Every ISO code ``marker`` may stand for (``kr`` -> SEK, NOK, DKK, ISK); empty if none."""
     if not isinstance(marker, str) or not marker.strip() or len(marker) > 64:
@@ -226,6 +272,9 @@ def currency_codes(marker: str) -> frozenset[str]:
     exact, plain = _table()
     marker_key = key(marker)
     found = exact.get(marker_key)
+    if found is None:
+        stem = _turkish_stem(marker_key)
+        found = exact.get(stem) if stem else None
     if found is None and not marker_key.isascii():
         found = plain.get(_plain(marker_key))
     if found is None and marker_key.isascii():
@@ -382,7 +431,8 @@ def read_currency(marker: str, *, locale: str | None = None, context: str = "") 
                      _from_locale(marker, candidates, locale) if locale else None):  # fmt: skip
         if resolved is not None:
             return resolved
-    return _DEFAULTS.get(key(marker))
+    marker_key = key(marker)
+    return _DEFAULTS.get(marker_key) or _DEFAULTS.get(_turkish_stem(marker_key) or "")
 
 
 def currency_renderings(code: str) -> tuple[str, ...]:
@@ -414,6 +464,11 @@ _MINOR = {
 }  # fmt: skip
 _AND = frozenset({"and", "e", "y", "och", "og", "und", "et", "com", "con", "en", "ve", "i", "と",
                   ",", "+", "&", "и", "a"})  # fmt: skip
+
+
+_ALSO_PREPOSITIONS = frozenset({"en", "i", "a"})
+"""Joiners that are prepositions too (Spanish "en", Catalan "i"): only with a minor unit's
+word do they join cents to an amount."""
 
 
 def _find_marker(text: str, *, prefix: bool) -> tuple[str, int] | None:
@@ -486,8 +541,25 @@ def _written_as_marker(piece: str) -> bool:
         return False
     if len(piece) == 3 and piece.isascii() and piece.isalpha() and not piece.isupper():
         codes = currency_codes(piece)
-        return not (codes == {piece.upper()}) or piece.casefold() in _LOWERCASE_CODES
+        if codes == {piece.upper()}:
+            return piece.casefold() in _LOWERCASE_CODES
+    if 2 <= len(piece) <= 3 and piece.isascii() and piece.isalpha() and not piece.isupper():
+        # "km", "kg", "um", "ft" are units and words; "KM" (BAM), "Ft" (HUF) are not. A short
+        # symbol counts as written by a currency (CLDR's case) or as listed in _WORDS ("kr").
+        surfaces = _cldr.tables().currency_surfaces
+        return _curated(piece) or any(
+            piece in surfaces.get(code, ()) for code in currency_codes(piece)
+        )
     return True
+
+
+@cache
+def _curated_keys() -> frozenset[str]:
+    return frozenset(key(word) for word in _WORDS)
+
+
+def _curated(piece: str) -> bool:
+    return key(piece) in _curated_keys()
 
 
 _SIGNS = frozenset({"-", "+", "~", "≈", "ca.", "c."})
@@ -514,8 +586,12 @@ def _qualified_marker(text: str) -> tuple[str, str, int] | None:
     return None
 
 
-def _minor_part(rest: str) -> tuple[Decimal, int] | None:
-    """Minor units after the major ones: "13銭", "と5セント", "e 45 cent", "com 50", " 50"."""
+def _minor_part(rest: str, *, words: bool = False) -> tuple[Decimal, int] | None:
+    """Minor units after the major ones: "13銭", "と5セント", "e 45 cent", "com 50", " 50".
+
+    Without a minor unit's word the minor units are digits, or words (``words``) after an
+    amount in words ("zwölf Euro fünfzig"): after "US$82.15", "on" is a word, not 10 cents.
+    """
     text = rest
     consumed = 0
     total = Decimal(0)
@@ -524,6 +600,7 @@ def _minor_part(rest: str) -> tuple[Decimal, int] | None:
         lead = len(text) - len(stripped)
         word = re.match(r"(\S+?)(?=\s|\d|$)", stripped)
         joined = False
+        preposition = word is not None and word.group(1).casefold() in _ALSO_PREPOSITIONS
         if word and word.group(1).casefold() in _AND:
             stripped = stripped[word.end() :].lstrip()
             lead = len(text) - len(stripped)
@@ -533,7 +610,8 @@ def _minor_part(rest: str) -> tuple[Decimal, int] | None:
             lead = len(text) - len(stripped)
             joined = True
         hits = list(numbers._scan(stripped, letters=False))  # noqa: SLF001  # one package
-        if hits and hits[0].start == 0:
+        in_words = not (hits and hits[0].start == 0)
+        if not in_words:
             value, end = hits[0].value, hits[0].end
         else:
             words_end, value_words = _leading_words(stripped)
@@ -550,6 +628,10 @@ def _minor_part(rest: str) -> tuple[Decimal, int] | None:
             continue
         if (
             (joined or not total)
+            # A word after an amount in digits is a number in some language ("on" is Turkish
+            # 10, "이" Korean 2), not its cents.
+            and (words or not in_words)
+            and not preposition  # "1.134 euros en 14 pagas": in 14 payments
             and value == value.to_integral_value()
             and 0 <= value < 100
             and not after.strip()
@@ -686,7 +768,7 @@ def _in_words(text: str, locale: str | None, context: str) -> Money | None:
     for index, word in enumerate(words):
         for count in range(min(4, len(words) - index), 0, -1):
             piece = text[word.start() : words[index + count - 1].end()]
-            if not currency_codes(piece):
+            if not currency_codes(piece) or not _written_as_marker(piece):
                 continue
             head = text[: word.start()].strip()
             head_words = head.rsplit(" ", 1)
@@ -696,7 +778,7 @@ def _in_words(text: str, locale: str | None, context: str) -> Money | None:
             if value is None:
                 break
             rest = text[words[index + count - 1].end() :]
-            minor = _minor_part(rest)
+            minor = _minor_part(rest, words=not any(c.isdigit() for c in head))
             if minor is not None:
                 value += minor[0]
                 rest = rest[minor[1] :]
@@ -728,7 +810,7 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\uac00-
 _TOKEN = re.compile(f"[{_CJK}]|[^\\s{_CJK}]+")
 """Words, and each kana, ideograph or Hangul syllable apart: Chinese and Japanese write no
 spaces, and Korean glues its particles to the marker ("100만 원입니다", "10달러")."""
-_MARKER_LANGUAGES = (*_words.TEXT2NUM_LANGUAGES, *_words.TABLE_LANGUAGES)
+_MARKER_LANGUAGES = (*_words.TEXT2NUM_LANGUAGES, *_words.TABLE_LANGUAGES, "ko")
 """Number words ``find_money`` reads next to a marker: with a marker beside it, Turkish "on"
 (10) or Swedish "tretton" is a number, not a common word."""
 
@@ -765,6 +847,9 @@ def find_money(text: str, *, locale: str | None = None) -> list[MoneySpan]:
     return found
 
 
+_ELISION = re.compile(r"^[dl]['’]", re.IGNORECASE)
+
+
 def _short_word(number: str) -> bool:
     """A one-word number word of two letters ("os", "um", "on"): far more often a word."""
     return len(number) < 3 and number.isalpha() and number.isascii()
@@ -782,7 +867,7 @@ def _marker_near(text: str, tokens: list[tuple[int, int]], first: int, last: int
             joined += following
             if len(joined) > 24:
                 break
-            bare = joined.strip(".,;:!?()[]'\"")
+            bare = _ELISION.sub("", joined.strip(".,;:!?()[]'\""))  # "d'euros"
             if bare and not bare.isdigit() and currency_codes(bare):
                 return True
     return False

@@ -154,7 +154,10 @@ _EXTRA_SCALES = {
     "milioni": 10**6, "miliardo": 10**9, "miliardi": 10**9, "miljoen": 10**6,
     "miljoenen": 10**6, "miljard": 10**9, "miljarden": 10**9, "million": 10**6,
     "milliard": 10**9, "milliards": 10**9, "milliarde": 10**9, "milliarden": 10**9,
-    "dozen": 12, "dozens": 12, "тысяч": 10**3, "тысячи": 10**3, "тысяча": 10**3,
+    "dozen": 12, "dozens": 12, "dutzend": 12, "douzaine": 12, "douzaines": 12, "docena": 12,
+    "docenas": 12, "dozzina": 12, "dozzine": 12, "dúzia": 12, "dúzias": 12, "dussin": 12,
+    "düzine": 12, "दर्जन": 12, "ダース": 12, "다스": 12,
+    "тысяч": 10**3, "тысячи": 10**3, "тысяча": 10**3,
     "миллионов": 10**6, "миллиона": 10**6, "миллион": 10**6, "миллиардов": 10**9,
     "тис": 10**3, "тисяч": 10**3, "ribu": 10**3, "juta": 10**6, "triệu": 10**6,
     "nghìn": 10**3, "ngàn": 10**3, "tỷ": 10**9, "bin": 10**3, "milyon": 10**6,
@@ -167,9 +170,22 @@ _CJK_TAIL = "十百千万萬億亿兆京拾佰仟"
 _HANGUL_TAIL = {"십": "十", "백": "百", "천": "千", "만": "万", "억": "億", "조": "兆"}
 
 
+_WIDELY_WRITTEN = frozenset({
+    "root", "en", "de", "fr", "es", "it", "pt", "nl", "sv", "da", "no", "nb", "fi", "is", "pl",
+    "cs", "sk", "sl", "hr", "sr", "bs", "ro", "hu", "tr", "ru", "uk", "be", "bg", "el", "ja",
+    "zh", "ko", "hi", "bn", "ar", "id", "ms", "vi", "th", "he",
+})  # fmt: skip
+"""Languages whose short CLDR scale words are read: elsewhere a short word is too often a unit
+or a currency ("km" is Catalan for 1e9, "kr" Balochi's, "min" Azerbaijani 1000)."""
+
+
 @cache
 def _scales() -> dict[str, dict[str, Decimal]]:
-    table = {word: dict(values) for word, values in _cldr.tables().scales.items()}
+    table = {
+        word: dict(values)
+        for word, values in _cldr.tables().scales.items()
+        if len(word) >= 4 or _WIDELY_WRITTEN.intersection(values)
+    }
     for word, value in _EXTRA_SCALES.items():
         table[key(word)] = {"*": Decimal(value)}
     for letter in _LETTER_SCALES:
@@ -450,6 +466,11 @@ _STANDALONE = {"½": Decimal("0.5"), "¼": Decimal("0.25"), "¾": Decimal("0.75"
                "⅓": Decimal(1) / 3, "⅔": Decimal(2) / 3, "⅛": Decimal("0.125")}  # fmt: skip
 
 
+_HANGUL_NUMERAL = re.compile(r"(?<![가-힣])[영공일이삼사오육륙칠팔구십백천만억조]+(?![가-힣])")
+"""A whole Hangul word of Sino-Korean numerals ("삼만", "이십오"); a word's syllable is none."""
+_LONE_FRACTION = re.compile(f"(?<![\\d/])[{''.join(_STANDALONE)}](?![\\d/])")
+
+
 def _prepare(text: str) -> str | None:
     if not isinstance(text, str) or len(text) > MAX_SPAN:
         return None
@@ -570,6 +591,15 @@ def find_numbers(
         NumberSpan(hit.start, hit.end, text[hit.start : hit.end], _number(hit.value))
         for hit in _scan(folded, locale=locale, letters=True)
     ]
+    if languages and "ko" in languages:  # "삼만 원": Sino-Korean numerals, asked for only
+        for word in _HANGUL_NUMERAL.finditer(folded):
+            value = _words.cjk_value(_words.kana_or_hangul(word.group()))
+            if value is not None:
+                spans.append(NumberSpan(word.start(), word.end(), text[word.start() : word.end()],
+                                        _number(value)))  # fmt: skip
+    for lone in _LONE_FRACTION.finditer(folded):  # "½ cup": a fraction with no digits
+        spans.append(NumberSpan(lone.start(), lone.end(), lone.group(),
+                                _number(_STANDALONE[lone.group()])))  # fmt: skip
     tokens = list(_NUMBER_WORD.finditer(folded))[:200_000]
     if tokens:
         # Hindi's words are Devanagari: no word of another language reads as one of them.

@@ -28,7 +28,7 @@ from decimal import Decimal
 from functools import cache
 from typing import Any, NamedTuple
 
-from aau.values import _cldr, numbers
+from aau.values import _cldr, _words, numbers
 from aau.values._text import MAX_SPAN, key, squash
 
 __all__ = [
@@ -243,7 +243,8 @@ _SYMBOLS = {
     "mins": "min", "Min.": "min", "pct": "%", "percent": "%", "per cent": "%",
     "ton": "t", "tons": "t", "tonne": "t", "tonnes": "t", "Ton": "t", "Tons": "t",
     "lbs": "lb", "lbs.": "lb", "#": "lb", "ozs": "oz", "kgs": "kg", "Kg": "kg", "KG": "kg",
-    "kilo": "kg", "kilos": "kg", "gms": "g", "gm": "g", "grs": "g", "Gr": "g",
+    "kilo": "kg", "kilos": "kg", "chilo": "kg", "quilo": "kg",
+    "quilos": "kg", "gms": "g", "gm": "g", "grs": "g", "Gr": "g",
     "mts": "m", "mtr": "m", "mtrs": "m", "Mtr": "m", "kms": "km", "KM": "km", "Km": "km",
     "CM": "cm", "MM": "mm", "in.": "in", "ft.": "ft", "yds": "yd", "″": "in", '"': "in",
     "′": "ft", "'": "ft", "mph": "mph", "MPH": "mph", "mSv": "mSv", "µSv": "µSv", "μSv": "µSv",
@@ -358,6 +359,13 @@ def _lexicon() -> tuple[dict[str, str], dict[str, str]]:
     return exact, folded
 
 
+_CURRENCY_MARKS = frozenset(key(w) for w in (
+    "eur", "kr", "kr.", "zl", "zł", "kc", "kč", "tl", "лв", "лв.", "руб", "руб.", "грн", "грн.",
+))  # fmt: skip
+"""Currency abbreviations that some CLDR locale also writes for a unit ("kr" carat, "tl"
+teaspoon, "eur" hour): in text they are kronor, lira and euros, so they name no unit."""
+
+
 def _canonical(unit: str) -> str | None:
     """One unit name (no compounds) -> canonical symbol, else None."""
     exact, folded = _lexicon()
@@ -372,6 +380,8 @@ def _canonical(unit: str) -> str | None:
     if len(unit) == 3 and unit.isascii() and unit.isupper() and unit in _cldr.iso_currency_codes():
         return None  # "500 EUR", "20 SEK": a currency, whatever word some language spells so
     unit_key = key(unit)
+    if unit_key in _CURRENCY_MARKS:
+        return None
     if unit_key in folded:
         return folded[unit_key]
     temperature = _temperature(unit)
@@ -461,8 +471,25 @@ def read_unit(text: str) -> str | None:
     return _from_pint(unit)
 
 
+def _cldr_per(unit: str) -> str | None:
+    """A unit and a CLDR "per" pattern after it ("Kilometer in der Stunde"), or None.
+
+    The pattern names the denominator only: without a unit before it ("31 euro per vierkante
+    meter" is a price per area) there is no quantity.
+    """
+    if " " not in unit:
+        return None
+    numerator, pattern = unit.split(None, 1)
+    below = _cldr_units().get(key("/" + pattern))
+    above = _canonical(numerator) if below is not None else None
+    if above is None or below is None:
+        return None
+    name = f"{above}/{below}"
+    return _COMPOUND_NAMES.get(name, name)
+
+
 def _compound(unit: str) -> str | None:
-    cldr_per = _cldr_units().get(key("/" + unit.split(None, 1)[-1])) if " " in unit else None
+    cldr_per = _cldr_per(unit)
     for joiner in ("/", *sorted(_PER | _cldr.tables().per_connectors, key=len, reverse=True)):
         if joiner == "/":
             parts = unit.split("/", 1) if "/" in unit else None
@@ -539,10 +566,14 @@ def _from_pint(unit: str) -> str | None:
 
 # -- quantities ----------------------------------------------------------------------------------
 
-_HALF = frozenset({"half", "halve", "halb", "halbe", "halben", "demi", "demie", "media", "medio",
-                   "mezzo", "mezza", "meia", "meio", "halv", "halva", "yarım", "半"})  # fmt: skip
+_HALF = frozenset({"half", "halve", "halb", "halbe", "halben", "halbes", "halber", "demi", "demie",
+                   "media", "medio", "mezzo", "mezza", "meia", "meio", "halv", "halva", "halvt",
+                   "yarım", "आधा", "आधी", "半"})  # fmt: skip
+_HALF_WORDS = "|".join(sorted(_HALF - {"半"}, key=len, reverse=True))
+_HALF_START = re.compile(rf"(?<!\w)(?:{_HALF_WORDS})(?!\w)", re.IGNORECASE)
+"""A half that starts a quantity without a number before it ("half a kilo", "Medio kilo")."""
 _ARTICLES = frozenset({"a", "an", "een", "ein", "eine", "einen", "un", "une", "una", "uno", "um",
-                       "uma", "en", "ett", "bir"})  # fmt: skip
+                       "uma", "en", "ett", "bir", "一"})  # fmt: skip
 _LEAD_CONNECTORS = frozenset({"de", "di", "of", "d'", "van", "du", "des", "del", "do", "da"})
 
 
@@ -671,10 +702,15 @@ def _in_words(text: str) -> tuple[Decimal, str, int, int] | None:
         value: Decimal | None
         if head_words[-1] in _HALF and all(w in _ARTICLES for w in head_words[:-1]):
             value = Decimal("0.5")
+        elif len(head_words) == 2 and head_words[0] in _HALF and head_words[1] in _ARTICLES:
+            value = Decimal("0.5")  # "half a kilo", "halv en liter"
         else:
             value = numbers._read_decimal(head, None, None)  # noqa: SLF001
         if value is None:
             continue
+        dozen = re.match(r"\s*(\S+?)[.,;:!?]?(?=\s|$)", text[head_end:])
+        if dozen and numbers.scale_value(dozen.group(1)) == 12:
+            return value * 12, "piece", 0, head_end + dozen.end()  # "drei Dutzend", "une douzaine"
         unit = _unit_after(text[head_end:])
         if unit is not None:
             return value, unit[0], 0, head_end + unit[1]
@@ -728,20 +764,63 @@ def find_quantities(text: str) -> list[QuantitySpan]:
     prepared = numbers.fold(text).replace("º", "°")
     out: list[QuantitySpan] = []
     covered = 0
-    for number in numbers.find_numbers(text):
+    dates = [m.span() for m in _CJK_DATE.finditer(prepared)]
+    for number in numbers.find_numbers(text, languages=_UNIT_LANGUAGES):
         if number.start < covered:
             continue
+        if any(start <= number.start < end for start, end in dates):
+            continue  # "3月15日", "2024년 3월": a date, not three months
+        if number.text.isascii() and number.text.isalpha() and len(number.text) < 3:
+            continue  # "on hold": Turkish "on" (10), Norwegian "to" (2) are words here
         found = _quantity_at(prepared, number.start, number.end)
         if found is None:
             continue
         value, unit, start, end = found
         if unit in _RATIOS:
             continue  # "25%" is a share of something, not an amount of anything
-        if unit in _COUNTS and number.text.casefold() in _ARTICLES:
+        if unit in _CLOCK_SUFFIXES and _clock_time(prepared, number.start, value):
+            continue  # "5 pm", "2:00 pm": a time of day, not picometres
+        if unit in _COUNTS and number.text.casefold() in _ARTICLES and value == 1:
             continue  # "een paar jaar", "a box of": an article, not a count
         out.append(QuantitySpan(start, end, text[start:end], numbers._number(value), unit))  # noqa: SLF001
         covered = end
-    return out
+    return _with_halves(text, prepared, out)
+
+
+def _with_halves(text: str, prepared: str, found: list[QuantitySpan]) -> list[QuantitySpan]:
+    """``found`` and the halves no number starts: "half a kilo", "ein halbes Kilo", "आधा किलो"."""
+    halves = []
+    for match in _HALF_START.finditer(prepared):
+        if any(q.start <= match.start() < q.end for q in found):
+            continue
+        lead = prepared[max(0, match.start() - 6) : match.start()].split()
+        start = match.start() - (len(lead[-1]) + 1 if lead and lead[-1].casefold() in _ARTICLES
+                                 and prepared[match.start() - 1] == " " else 0)  # fmt: skip
+        read = _in_words(prepared[start : match.end() + 48])
+        if read is None or read[0] != Decimal("0.5"):
+            continue
+        _, unit, _, used = read
+        halves.append(QuantitySpan(start, start + used, text[start : start + used], 0.5, unit))
+    return sorted([*found, *halves], key=lambda q: q.start) if halves else found
+
+
+_UNIT_LANGUAGES = (*_words.TEXT2NUM_LANGUAGES, *_words.TABLE_LANGUAGES)
+"""Number words read before a unit: with "litre" after it, Turkish "iki" is two, not a word."""
+_CJK_NUMBER = r"[\d〇一二三四五六七八九十]{1,4}"
+_CJK_DATE = re.compile(
+    rf"(?:{_CJK_NUMBER}\s*[年년]\s*)?{_CJK_NUMBER}\s*[月월]\s*{_CJK_NUMBER}\s*[日일号號]"
+    rf"|{_CJK_NUMBER}\s*[年년]\s*{_CJK_NUMBER}\s*[月월]"
+)
+"""A CJK or Korean date (month and day, or year and month): its 月 and 日 are no durations."""
+_CLOCK_SUFFIXES = frozenset({"pm", "am"})
+"""Picometre and attometre symbols, which are also "p.m." and "a.m." after an hour."""
+
+
+def _clock_time(text: str, start: int, value: Decimal) -> bool:
+    """Whether the number at ``start`` is an hour or the minutes of one ("5 pm", "2:00 pm")."""
+    if re.search(r"\d[:.h]$", text[max(0, start - 3) : start]):
+        return True
+    return value == value.to_integral_value() and 1 <= value <= 12
 
 
 def _quantity_at(text: str, start: int, end: int) -> tuple[Decimal, str, int, int] | None:

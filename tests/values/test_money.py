@@ -188,6 +188,29 @@ def test_lookups_are_fast_once_built() -> None:
         ("कंपनी ने तीन लाख पचास हज़ार रुपये का निवेश किया।",
          [("तीन लाख पचास हज़ार रुपये", 350000, "INR")]),
         ("मुझे दो किताबें दो", []),  # "दो" (two, also "give") with no marker is no money
+        # units and words that CLDR also lists as some currency's symbol, as written here
+        ("Le colis pèse 2,5 kg.", []),
+        ("De wandeling is 12 km lang.", []),
+        ("Die Preise stiegen um 5 Prozent.", []),
+        ("a 10 ft pole and 5 g of salt", []),
+        ("5 KM na granici, 5 Ft a pultnál",
+         [("5 KM", 5, "BAM"), ("5 Ft", 5, "HUF")]),
+        # a word after an amount in digits is no minor unit, whatever language counts with it
+        ("US$82.15 on Monday", [("US$82.15", 82.15, "USD")]),
+        ("커피 한 잔에 4,500원이에요", [("4,500원", 4500, "KRW")]),
+        ("1.134 euros en 14 pagas", [("1.134 euros", 1134, "EUR")]),
+        ("Der Eintritt kostet zwölf Euro fünfzig.", [("zwölf Euro fünfzig", 12.5, "EUR")]),
+        # elision, Turkish endings, Korean and Hindi words, names CLDR leaves out
+        ("Le club a payé 5,3 millions d'euros.", [("5,3 millions d'euros", 5_300_000, "EUR")]),
+        ("Fiyatı 17.002 TL'ye çıktı", [("17.002 TL'ye", 17002, "TRY")]),
+        ("Şirket 255 milyar dolara.", [("255 milyar dolara", 255_000_000_000, "USD")]),
+        ("1,2 milyar Amerikan doları", [("1,2 milyar Amerikan doları", 1_200_000_000, "USD")]),
+        ("책값은 삼만 원입니다", [("삼만 원", 30000, "KRW")]),
+        ("ढाई सौ रुपये", [("ढाई सौ रुपये", 250, "INR")]),
+        ("300万英镑", [("300万英镑", 3_000_000, "GBP")]),
+        ("500 Millionen britischen Pfund",
+         [("500 Millionen britischen Pfund", 500_000_000, "GBP")]),
+        ("1,200 येन लगे", [("1,200 येन", 1200, "JPY")]),
         ("一株あたり1.95香港ドル", [("1.95香港ドル", 1.95, "HKD")]),
         ("Order 2024-117 for 12 boxes, phone +49 30 1234567.", []),
         # a comma ends an amount: the marker after it belongs to the next one

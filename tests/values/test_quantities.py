@@ -171,6 +171,48 @@ def test_find_quantities() -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I want half a kilo of apples", ("half a kilo", 0.5, "kg")),
+        ("ein halbes Kilo Mehl", ("ein halbes Kilo", 0.5, "kg")),
+        ("Mezzo chilo di farina", ("Mezzo chilo", 0.5, "kg")),
+        ("आधा किलो चीनी", ("आधा किलो", 0.5, "kg")),
+        ("three dozen eggs", ("three dozen", 36, "piece")),
+        ("une douzaine d'œufs", ("une douzaine", 12, "piece")),
+        ("Bir düzine yumurta", ("Bir düzine", 12, "piece")),
+        ("İki litre su", ("İki litre", 2, "l")),
+        ("två liter mjölk", ("två liter", 2, "l")),
+        ("दो लीटर दूध", ("दो लीटर", 2, "l")),
+        ("add ½ cup of sugar", ("½ cup", 0.5, "cup")),
+    ],
+)
+def test_halves_dozens_and_number_words_before_a_unit(
+    text: str, expected: tuple[str, float, str]
+) -> None:
+    assert [(q.text, q.value, q.unit) for q in find_quantities(text)] == [expected]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("The meeting is at 5 pm on Monday.", []),  # an hour, not picometres
+        ("今天2:00 pm, 你将会收到一个惊喜！", []),  # a time, and 一个 "a" (a surprise)
+        ("The bond length is 74 pm.", [("74 pm", 74, "pm")]),
+        ("bijna 31 euro per vierkante meter", []),  # a price per area
+        ("5 dollars per hour", []),
+        ("120 Kilometer pro Stunde", [("120 Kilometer pro Stunde", 120, "km/h")]),
+        ("60 kr och 1.250,00 EUR.", []),  # kronor and euros, not carats and hours
+        ("3月15日に会議、3월 15일에 회의", []),  # dates, not months and days
+        ("put it on hold", []),  # Turkish "on" (10) is a word here
+    ],
+)
+def test_what_is_not_a_quantity_of_anything(
+    text: str, expected: list[tuple[str, float, str]]
+) -> None:
+    assert [(q.text, q.value, q.unit) for q in find_quantities(text)] == expected
+
+
+@pytest.mark.parametrize(
     ("a", "b", "same"),
     [
         ((1, "km"), (1000, "m"), True),
