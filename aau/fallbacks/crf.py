@@ -25,9 +25,11 @@ both, is ``aau.fallbacks.crf_tagging``.
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 import hashlib
 import json
 import os
+import re
 import struct
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -53,6 +55,7 @@ from aau.fallbacks.fields import (
 from aau.spec.model import FallbackSpec, Issue, UnitSpec
 from aau.terms.matcher import TermMatcher
 from aau.terms.store import shipped_dictionaries
+from aau.values.numbers import scale_value
 
 if TYPE_CHECKING:
     import pycrfsuite
@@ -460,6 +463,8 @@ def choose_fields(
             (s for s in spans if s.label == mapping.label), key=lambda s: (-s.score, s.start)
         )
         for span in candidates:
+            if mapping.normalize == "amount":
+                span = _with_scale_word(text, span)
             value = functions[field](text[span.start : span.end])
             schema = field_schemas.get(field)
             # A normalizer can return text the schema rejects (an unknown currency marker longer
@@ -469,6 +474,24 @@ def choose_fields(
             values[field], chosen[field] = value, span
             break
     return values, chosen
+
+
+_WORD_AFTER = re.compile(r" ?([^\W\d_][^\s\d]{1,11})")
+
+
+def _with_scale_word(text: str, span: TaggedSpan) -> TaggedSpan:
+    """An amount's span with the scale word after it ("€2.4 billion", "£1.2bn", "₹1.5 lakh").
+
+    The tagger may end an amount at its digits; the scale word is part of the amount.
+    """
+    end = span.end
+    for _ in range(2):  # "1.5 lakh crore"
+        match = _WORD_AFTER.match(text, end)
+        word = match.group(1).rstrip(".,;:!?)") if match else ""
+        if match is None or len(word) < 2 or scale_value(word) is None:
+            break
+        end = match.start(1) + len(word)
+    return span if end == span.end else dataclasses.replace(span, end=end)
 
 
 def _is_valid(value: Any, schema: Any) -> bool:

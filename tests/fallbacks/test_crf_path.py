@@ -196,6 +196,27 @@ def test_span_that_does_not_normalize_or_fit_the_schema_gives_way_to_the_next() 
     assert set(chosen) == {"amount"}
 
 
+@pytest.mark.parametrize(
+    ("text", "digits", "amount", "span_text"),
+    [
+        ("Acme agreed to pay €2.4 billion to settle.", "2.4", 2_400_000_000, "2.4 billion"),
+        ("a pre-tax profit of £1.2bn for 2023", "1.2", 1_200_000_000, "1.2bn"),
+        ("a package of ₹1.5 lakh crore.", "1.5", 1_500_000_000_000, "1.5 lakh crore"),
+        ("It costs EUR 5 for the ticket.", "5", 5, "5"),  # "for" is no scale word
+    ],
+)
+def test_an_amount_span_takes_the_scale_word_after_it(
+    text: str, digits: str, amount: float, span_text: str
+) -> None:
+    start = text.index(digits)
+    spans = [TaggedSpan("AMOUNT", start, start + len(digits), (0.9,))]
+    fields = {"amount": CrfField(label="AMOUNT", normalize="amount")}
+    schema = _unit_data("extract_price")["output"]["properties"]
+    values, chosen = choose_fields(text, spans, fields, schema)
+    assert values["amount"] == amount
+    assert text[chosen["amount"].start : chosen["amount"].end] == span_text
+
+
 # -- training --------------------------------------------------------------------------------
 
 
