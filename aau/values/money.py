@@ -256,13 +256,13 @@ def _turkish_stem(marker_key: str) -> str | None:
         if mark in marker_key:
             stem, _, ending = marker_key.partition(mark)
             return stem if stem and ending.isalpha() and len(ending) <= 5 else None
-    for ending in _TURKISH_SUFFIXES:
-        stem = marker_key[: -len(ending)]
-        if marker_key.endswith(ending) and stem in _TURKISH_STEMS:
-            return stem
-        if marker_key.endswith(ending) and stem.endswith("r") and stem[:-1] in {"dola"}:
-            return "dolar"
-    return None
+    return _turkish_forms().get(marker_key)
+
+
+@cache
+def _turkish_forms() -> dict[str, str]:
+    """Each listed stem with each ending ("dolara" -> "dolar"; "doları" too), to its stem."""
+    return {stem + ending: stem for stem in _TURKISH_STEMS for ending in _TURKISH_SUFFIXES}
 
 
 def currency_codes(marker: str) -> frozenset[str]:
@@ -868,7 +868,7 @@ def _marker_near(text: str, tokens: list[tuple[int, int]], first: int, last: int
             if len(joined) > 24:
                 break
             bare = _ELISION.sub("", joined.strip(".,;:!?()[]'\""))  # "d'euros"
-            if bare and not bare.isdigit() and currency_codes(bare):
+            if bare and not bare.isnumeric() and currency_codes(bare):
                 return True
     return False
 

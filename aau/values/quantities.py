@@ -22,6 +22,7 @@ and pint's registry for English unit expressions nothing else knows ("kilowatt h
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Mapping
 from decimal import Decimal
@@ -488,13 +489,22 @@ def _cldr_per(unit: str) -> str | None:
     return _COMPOUND_NAMES.get(name, name)
 
 
+@cache
+def _joiners() -> tuple[tuple[str, re.Pattern[str] | None], ...]:
+    """The "per" words, longest first, each with its pattern (compiled once)."""
+    words = sorted(_PER | _cldr.tables().per_connectors, key=len, reverse=True)
+    return (("/", None), *((w, re.compile(rf"(?:^|\s){re.escape(w)}\s")) for w in words))
+
+
 def _compound(unit: str) -> str | None:
     cldr_per = _cldr_per(unit)
-    for joiner in ("/", *sorted(_PER | _cldr.tables().per_connectors, key=len, reverse=True)):
-        if joiner == "/":
+    for joiner, pattern in _joiners():
+        if pattern is None:
             parts = unit.split("/", 1) if "/" in unit else None
+        elif joiner not in unit:
+            continue
         else:
-            match = re.search(rf"(?:^|\s){re.escape(joiner)}\s", unit + " ")
+            match = pattern.search(unit + " ")
             parts = [unit[: match.start()], unit[match.end() :]] if match else None
         if not parts:
             continue
@@ -765,14 +775,24 @@ def find_quantities(text: str) -> list[QuantitySpan]:
     out: list[QuantitySpan] = []
     covered = 0
     dates = [m.span() for m in _CJK_DATE.finditer(prepared)]
+    date_starts = [start for start, _ in dates]
     for number in numbers.find_numbers(text, languages=_UNIT_LANGUAGES):
         if number.start < covered:
             continue
-        if any(start <= number.start < end for start, end in dates):
+        in_date = bisect.bisect_right(date_starts, number.start) - 1
+        if in_date >= 0 and number.start < dates[in_date][1]:
             continue  # "3月15日", "2024년 3월": a date, not three months
         if number.text.isascii() and number.text.isalpha() and len(number.text) < 3:
             continue  # "on hold": Turkish "on" (10), Norwegian "to" (2) are words here
-        found = _quantity_at(prepared, number.start, number.end)
+        if len(number.text) == 1 and not number.text.isdigit():  # "½ cup": no digits to scan
+            follows = prepared[number.end : number.end + 2].strip()[:1]
+            after = None
+            if follows.isalpha():  # "½ ½ ½…" reads no unit after each
+                after = _unit_after(prepared[number.end : number.end + 48])
+            found = (Decimal(str(number.value)), after[0], number.start,
+                     number.end + after[1]) if after else None  # fmt: skip
+        else:
+            found = _quantity_at(prepared, number.start, number.end)
         if found is None:
             continue
         value, unit, start, end = found
@@ -787,11 +807,19 @@ def find_quantities(text: str) -> list[QuantitySpan]:
     return _with_halves(text, prepared, out)
 
 
+_MAX_HALVES = 200
+"""Half words tried per text: each is read with the words after it, so a text of them is bounded."""
+
+
 def _with_halves(text: str, prepared: str, found: list[QuantitySpan]) -> list[QuantitySpan]:
     """``found`` and the halves no number starts: "half a kilo", "ein halbes Kilo", "आधा किलो"."""
-    halves = []
-    for match in _HALF_START.finditer(prepared):
-        if any(q.start <= match.start() < q.end for q in found):
+    halves: list[QuantitySpan] = []
+    starts = [q.start for q in found]
+    for tried, match in enumerate(_HALF_START.finditer(prepared)):
+        if tried >= _MAX_HALVES:
+            break
+        at = bisect.bisect_right(starts, match.start()) - 1
+        if at >= 0 and match.start() < found[at].end:
             continue
         lead = prepared[max(0, match.start() - 6) : match.start()].split()
         start = match.start() - (len(lead[-1]) + 1 if lead and lead[-1].casefold() in _ARTICLES

@@ -49,6 +49,19 @@ def test_finders_are_linear() -> None:
         assert time.perf_counter() - started < 10.0, finder.__name__
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["half " * 100_000, "½ " * 100_000, "삼만 원 " * 50_000, "3月15日 " * 20_000,
+     "dolara " * 50_000],
+    ids=["halves", "fractions", "hangul-numerals", "cjk-dates", "turkish-endings"],
+)  # fmt: skip
+def test_finders_stay_bounded_on_runs_of_one_form(text: str) -> None:
+    for finder in (values.find_money, values.find_quantities):
+        started = time.perf_counter()
+        finder(text)
+        assert time.perf_counter() - started < 20.0, finder.__name__
+
+
 def test_find_numbers_on_a_long_run_of_digits() -> None:
     started = time.perf_counter()
     values.find_numbers("1" * 200_000)
