@@ -676,11 +676,15 @@ class UnitRunner:
             is_new_error = len(run.errors) > errors_before
             failing = event in {"fall_back", "fail"} and is_new_error
             detail = _detail(run.errors[-1]) if failing else None
-            if event in {"accept", "score"} and run.answer is not None:
+            if event == "score" and run.answer is not None:  # the path's own, before calibration
+                detail = f"path confidence={run.answer.confidence:.3f}"
+            if event == "accept" and run.answer is not None:
                 detail = f"confidence={run.answer.confidence:.3f}"
             if run.note is not None:  # what the scoring just done ran and compared
                 detail, run.note = "; ".join(d for d in (detail, run.note) if d), None
-            run.trace.append(TraceStep(machine.state, run.path, run.ms(), detail))
+            # Once an answer is chosen, the steps name its path, not the last one tried.
+            shown = run.final[0] if run.final is not None else run.path
+            run.trace.append(TraceStep(machine.state, shown, run.ms(), detail))
 
     def _result(self, run: _Run) -> UnitResult:
         timings = {k: round(v, 3) for k, v in {**zero_timings(), **run.timings}.items()}

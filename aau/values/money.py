@@ -242,8 +242,8 @@ _TURKISH_STEMS = frozenset(
     }
 )
 _TURKISH_SUFFIXES = ("lık", "lik", "luk", "lük", "dan", "den", "tan", "ten", "dır", "dir", "dur",
-                     "dür", "ya", "ye", "da", "de", "ta", "te", "yı", "yi", "nın", "nin", "a", "e",
-                     "ı", "i")  # fmt: skip
+                     "dür", "ya", "ye", "da", "de", "ta", "te", "yı", "yi", "nın", "nin", "sı",
+                     "si", "a", "e", "ı", "i")  # fmt: skip
 
 
 def _turkish_stem(marker_key: str) -> str | None:

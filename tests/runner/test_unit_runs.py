@@ -95,7 +95,7 @@ def test_primary_run_trace_records_path_time_and_confidence(
     assert times == sorted(times)
     assert times[-1] <= result.timings["total_ms"]
     scoring = result.trace[result.states.index("scoring")]
-    assert scoring.detail == f"confidence={math.exp(-0.05):.3f}"
+    assert scoring.detail == f"path confidence={math.exp(-0.05):.3f}"
 
 
 def test_primary_request_carries_bounded_schema_budget_deadline_and_unit_key(

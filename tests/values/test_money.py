@@ -205,6 +205,7 @@ def test_lookups_are_fast_once_built() -> None:
         ("Fiyatı 17.002 TL'ye çıktı", [("17.002 TL'ye", 17002, "TRY")]),
         ("Şirket 255 milyar dolara.", [("255 milyar dolara", 255_000_000_000, "USD")]),
         ("1,2 milyar Amerikan doları", [("1,2 milyar Amerikan doları", 1_200_000_000, "USD")]),
+        ("Bilet 250 lirası.", [("250 lirası", 250, "TRY")]),
         ("책값은 삼만 원입니다", [("삼만 원", 30000, "KRW")]),
         ("ढाई सौ रुपये", [("ढाई सौ रुपये", 250, "INR")]),
         ("300万英镑", [("300万英镑", 3_000_000, "GBP")]),
