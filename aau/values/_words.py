@@ -20,6 +20,7 @@ from typing import NamedTuple
 
 __all__ = [
     "CJK_NUMERALS",
+    "HANGUL_NUMERALS",
     "TEXT2NUM_LANGUAGES",
     "WordHit",
     "cjk_value",
@@ -55,6 +56,8 @@ _HANGUL = {
     "륙": "六", "칠": "七", "팔": "八", "구": "九", "십": "十", "백": "百", "천": "千", "만": "万",
     "억": "億", "조": "兆",
 }  # fmt: skip
+HANGUL_NUMERALS = frozenset(_HANGUL)
+"""Hangul syllables that write a Sino-Korean numeral (일, 이, 삼… 십, 백, 천, 만, 억, 조)."""
 
 # Compact cardinal tables for languages text2num does not read: morpheme -> value. Values of
 # 100 multiply what precedes, 1000 and up close a group (the usual additive-multiplicative rule).

@@ -222,25 +222,9 @@ def _table() -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
     return exact, {marker: frozenset(found) for marker, found in plain.items()}
 
 
-_TURKISH_STEMS = frozenset(
-    {
-        "dolar",
-        "lira",
-        "avro",
-        "euro",
-        "sterlin",
-        "frank",
-        "yen",
-        "yuan",
-        "ruble",
-        "rupi",
-        "tl",
-        "usd",
-        "eur",
-        "abd doları",
-        "türk lirası",
-    }
-)
+_TURKISH_STEMS = frozenset({"dolar", "lira", "avro", "euro", "sterlin", "frank", "yen", "yuan",
+                            "ruble", "rupi", "tl", "usd", "eur", "abd doları",
+                            "türk lirası"})  # fmt: skip
 _TURKISH_SUFFIXES = ("lık", "lik", "luk", "lük", "dan", "den", "tan", "ten", "dır", "dir", "dur",
                      "dür", "ya", "ye", "da", "de", "ta", "te", "yı", "yi", "nın", "nin", "sı",
                      "si", "a", "e", "ı", "i")  # fmt: skip
@@ -297,7 +281,9 @@ def _territories_of() -> dict[str, frozenset[str]]:
     return {code: frozenset(found) for code, found in out.items()}
 
 
-_GENERIC_NAME_WORDS = frozenset(key(w) for w in _WORDS) | {"de", "di", "do", "da", "des", "du"}
+_WORD_KEYS = frozenset(key(w) for w in _WORDS)
+"""The look-up keys of the markers listed in ``_WORDS``."""
+_GENERIC_NAME_WORDS = _WORD_KEYS | {"de", "di", "do", "da", "des", "du"}
 
 
 @cache
@@ -547,19 +533,10 @@ def _written_as_marker(piece: str) -> bool:
         # "km", "kg", "um", "ft" are units and words; "KM" (BAM), "Ft" (HUF) are not. A short
         # symbol counts as written by a currency (CLDR's case) or as listed in _WORDS ("kr").
         surfaces = _cldr.tables().currency_surfaces
-        return _curated(piece) or any(
+        return key(piece) in _WORD_KEYS or any(
             piece in surfaces.get(code, ()) for code in currency_codes(piece)
         )
     return True
-
-
-@cache
-def _curated_keys() -> frozenset[str]:
-    return frozenset(key(word) for word in _WORDS)
-
-
-def _curated(piece: str) -> bool:
-    return key(piece) in _curated_keys()
 
 
 _SIGNS = frozenset({"-", "+", "~", "≈", "ca.", "c."})
@@ -832,7 +809,7 @@ def find_money(text: str, *, locale: str | None = None) -> list[MoneySpan]:
     found: list[MoneySpan] = []
     covered = 0
     for number in numbers.find_numbers(text, locale=locale, languages=_MARKER_LANGUAGES):
-        if number.start < covered or _short_word(number.text):
+        if number.start < covered or numbers.is_short_word(number.text):
             continue
         if len(found) >= _MAX_FOUND:
             break
@@ -848,11 +825,6 @@ def find_money(text: str, *, locale: str | None = None) -> list[MoneySpan]:
 
 
 _ELISION = re.compile(r"^[dl]['’]", re.IGNORECASE)
-
-
-def _short_word(number: str) -> bool:
-    """A one-word number word of two letters ("os", "um", "on"): far more often a word."""
-    return len(number) < 3 and number.isalpha() and number.isascii()
 
 
 def _marker_near(text: str, tokens: list[tuple[int, int]], first: int, last: int) -> bool:

@@ -42,6 +42,7 @@ __all__ = [
     "close",
     "NumberSpan",
     "find_numbers",
+    "is_short_word",
     "read_number",
     "read_range",
     "renderings",
@@ -466,7 +467,7 @@ _STANDALONE = {"½": Decimal("0.5"), "¼": Decimal("0.25"), "¾": Decimal("0.75"
                "⅓": Decimal(1) / 3, "⅔": Decimal(2) / 3, "⅛": Decimal("0.125")}  # fmt: skip
 
 
-_HANGUL_NUMERAL = re.compile(r"(?<![가-힣])[영공일이삼사오육륙칠팔구십백천만억조]+(?![가-힣])")
+_HANGUL_NUMERAL = re.compile(f"(?<![가-힣])[{''.join(sorted(_words.HANGUL_NUMERALS))}]+(?![가-힣])")
 """A whole Hangul word of Sino-Korean numerals ("삼만", "이십오"); a word's syllable is none."""
 _LONE_FRACTION = re.compile(f"(?<![\\d/])[{''.join(_STANDALONE)}](?![\\d/])")
 
@@ -572,6 +573,11 @@ def _range_parts(text: str, locale: str | None) -> tuple[Decimal, Decimal] | Non
     if first.scale == 1 and second.scale != 1:
         low *= second.scale
     return low, high
+
+
+def is_short_word(number: str) -> bool:
+    """A number word of one or two ASCII letters ("os", "um", "on"): far more often a word."""
+    return len(number) < 3 and number.isalpha() and number.isascii()
 
 
 def find_numbers(

@@ -782,7 +782,7 @@ def find_quantities(text: str) -> list[QuantitySpan]:
         in_date = bisect.bisect_right(date_starts, number.start) - 1
         if in_date >= 0 and number.start < dates[in_date][1]:
             continue  # "3月15日", "2024년 3월": a date, not three months
-        if number.text.isascii() and number.text.isalpha() and len(number.text) < 3:
+        if numbers.is_short_word(number.text):
             continue  # "on hold": Turkish "on" (10), Norwegian "to" (2) are words here
         if len(number.text) == 1 and not number.text.isdigit():  # "½ cup": no digits to scan
             follows = prepared[number.end : number.end + 2].strip()[:1]
