@@ -152,7 +152,8 @@ class DecodeBatch:
             mask[0, : width - length] = 0
             masks.append(mask)
             self.rows.append(row)
-        self.cache = caches[0] if len(caches) == 1 else kv.stack_rows(caches)
+        # The batch's own cache appends in place: nothing else holds its buffers.
+        self.cache = kv.with_room(caches[0] if len(caches) == 1 else kv.stack_rows(caches))
         self.mask = torch.cat(masks, 0)
 
     @property
@@ -231,7 +232,7 @@ class DecodeBatch:
             return
         assert self.mask is not None
         index = torch.tensor(keep)
-        self.cache = kv.select_rows(self.cache, index)
+        self.cache = kv.with_room(kv.select_rows(self.cache, index))
         self.mask = self.mask.index_select(0, index)
         # Padding that every remaining row has is dead weight in every later step.
         common = int((self.mask.cumsum(1) == 0).sum(1).min())

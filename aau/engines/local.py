@@ -62,6 +62,8 @@ class TransformersEngine:
         self.compiler: ConstraintCompiler | None = None
         self.model_path: Path | None = None
         self.load_s: float | None = None
+        self.dtype: str | None = None
+        """The dtype the weights run in, once loaded (``auto`` resolved for the device)."""
         self.prefix_cache = PrefixCache(self.config.prefix_cache_mb * 2**20)
         self._load_lock = threading.Lock()
         self._load_lock_guard = threading.Lock()  # guards _loading, never held while loading
@@ -94,7 +96,7 @@ class TransformersEngine:
             import torch
 
             from aau.engines.glm5 import make_indexer_ties_deterministic
-            from aau.engines.models import load_model_and_tokenizer
+            from aau.engines.models import device_dtype, load_model_and_tokenizer
 
             started = time.perf_counter()
             if self.config.threads:
@@ -102,7 +104,7 @@ class TransformersEngine:
             device = self.config.device
             if device == "auto":
                 device = "cuda" if torch.cuda.is_available() else "cpu"
-            dtype = "auto" if self.config.dtype == "auto" else getattr(torch, self.config.dtype)
+            dtype = device_dtype(self.config.dtype, device)
             cache_dir = Path(self.config.cache_dir or Path.home() / ".cache" / "aau")
             model, tokenizer, self.model_path = load_model_and_tokenizer(
                 self.config.model, dtype=dtype, device=device, cache_dir=cache_dir
@@ -123,6 +125,7 @@ class TransformersEngine:
             self._namespace = f"{self.model_path}|{len(tokenizer)}"
             self._prompt_tokens = PromptTokens(tokenizer)
             self.model, self.tokenizer = model, tokenizer
+            self.dtype = str(dtype).removeprefix("torch.")
             self._closing.clear()
             self._worker = threading.Thread(target=self._work, name="aau-engine", daemon=True)
             self._worker.start()

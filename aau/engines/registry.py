@@ -94,6 +94,10 @@ class EngineConfig(BaseModel):
     device: str = "cpu"
     """``cpu``, ``cuda``, ``cuda:1``… or ``auto``."""
     dtype: Literal["float32", "bfloat16", "float16", "auto"] = "float32"
+    """float32 by default: there a request's greedy answer does not depend on what else is in
+    its batch. ``auto`` is the fastest the device computes natively (bfloat16 on CUDA or on a
+    CPU with AVX512-BF16 or AMX, else float32: ``aau.engines.models.device_dtype``), at the
+    cost of that guarantee (``benchmarks/RESULTS.md``, "Engine precision")."""
     threads: int | None = None
     """CPU threads for torch; None keeps torch's default."""
     constraint_backend: str = "xgrammar"
