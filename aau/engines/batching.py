@@ -127,6 +127,11 @@ class DecodeBatch:
         """Rows still generating (finished rows awaiting compaction do not count)."""
         return sum(not row.done for row in self.rows)
 
+    def reserved_positions(self) -> int:
+        """Positions the rows still generating may come to hold (prompt plus token budget)."""
+        return sum(row.prompt_tokens + row.request.max_new_tokens
+                   for row in self.rows if not row.done)  # fmt: skip
+
     # -- joining --------------------------------------------------------------------------
 
     def join(self, arrivals: list[tuple[Row, Any, int]]) -> None:

@@ -6,6 +6,12 @@ continuous batch (``aau.engines.batching``): between two decode steps it admits 
 requests — each prefilled on top of the longest cached prefix of its prompt
 (``aau.engines.prefix_cache``) — and stacks them into the running batch.
 
+Admission is bounded twice: by rows (``max_batch_size``) and by the positions the rows in
+flight reserve (``max_batch_tokens``: prompt plus token budget each), which bounds the batch's
+KV memory. A request that does not fit waits, ahead of later arrivals. A long new prompt part
+is prefilled in chunks (``prefill_chunk_tokens``) with a decode step of the running rows after
+each, so one new document does not stall every row being decoded.
+
 A tenant's request reads and fills that tenant's part of the prefix cache only. With
 ``term_merging`` on, a request that carries a tenant's term set is read in that tenant's
 merged-token view (``aau.terms.merge``), built once per term set on the caller's thread; its
@@ -21,15 +27,16 @@ import contextlib
 import queue
 import threading
 import time
-from collections import Counter, OrderedDict
+from collections import Counter, OrderedDict, deque
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from aau.decoding.constraints import ConstraintCompiler
 from aau.engines import kv
 from aau.engines.base import EngineCapabilities, Generation, GenerationRequest
-from aau.engines.batching import DecodeBatch, HeadInput, Row
+from aau.engines.batching import Cancelled, DecodeBatch, HeadInput, Row
 from aau.engines.prefix_cache import PrefixCache
 from aau.engines.prompt_tokens import PromptTokens
 from aau.engines.registry import EngineConfig
@@ -69,6 +76,10 @@ class TransformersEngine:
         self._load_lock_guard = threading.Lock()  # guards _loading, never held while loading
         self._loading: concurrent.futures.Future[None] | None = None
         self._queue: queue.Queue[Row] = queue.Queue()
+        # Prepared requests waiting for room in the batch, or for an earlier prefill that will
+        # give them a longer cached prefix; admitted before anything still in the queue.
+        self._deferred: deque[_Prepared] = deque()
+        self._chunked: _Chunked | None = None  # the long prefill in progress, one chunk a step
         self._worker: threading.Thread | None = None
         self._closing = threading.Event()
         self._stop_ids: frozenset[int] = frozenset()
@@ -276,11 +287,21 @@ class TransformersEngine:
         while not self._closing.is_set():
             try:
                 self._admit(batch)
+                self._prefill_next_chunk(batch)
                 if len(batch):
                     self.step_rows[len(batch)] += 1
                     batch.step()
             except Exception as exc:  # keep serving: fail the batch in flight, not the process
                 batch.fail_all(EngineUnavailable(f"engine step failed: {exc!r}"))
+        closed = EngineUnavailable("the engine was closed")
+        waiting = [prep.row for prep in self._deferred]
+        if self._chunked is not None:
+            waiting.append(self._chunked.prep.row)
+        for row in waiting:
+            if not row.future.done():
+                row.future.set_result(closed)
+        self._deferred.clear()
+        self._chunked = None
 
     def _admit(self, batch: DecodeBatch) -> None:
         """Prefill waiting requests and join them to the batch (wait briefly when it is empty).
@@ -289,24 +310,18 @@ class TransformersEngine:
         a few dozen new tokens per row cost about what one row's do, as the weights are read
         once (16 rows of 21 tokens on 385 cached: 0.55 s together, 1.2 s one by one).
         """
-        prepared: list[_Prepared] = []
-        while len(batch) + len(prepared) < self._max_rows:
-            try:
-                idle = not len(batch) and not prepared
-                row = self._queue.get(timeout=0.05) if idle else self._queue.get_nowait()
-            except queue.Empty:
-                break
-            with _failing_alone(row):
-                prepared.append(self._prepare(row))
+        prepared = self._take(batch)
         arrivals: list[tuple[Row, Any, int]] = []
         while prepared:
-            # A request that shares more of its prompt with an earlier one of this round than
-            # the cache holds (many units over one new document) waits for that one's prefill
-            # and looks the cache up again.
-            now: list[Any] = []
-            later: list[Any] = []
+            # A request that shares more of its prompt with an earlier one of this round (or
+            # with the chunked prefill in progress) than the cache holds, as many units over
+            # one new document do, waits for that prefill and looks the cache up again.
+            now: list[_Prepared] = []
+            later: list[_Prepared] = []
             for prep in prepared:
-                if any(_shares_more(prep, earlier) for earlier in now):
+                if self._chunked is not None and _shares_more(prep, self._chunked.prep):
+                    self._deferred.append(prep)
+                elif any(_shares_more(prep, earlier) for earlier in now):
                     later.append(prep)
                 else:
                     now.append(prep)
@@ -321,11 +336,68 @@ class TransformersEngine:
             else:
                 alone += together
             for prep in alone:
+                if self._is_long(prep) and (len(batch) or arrivals or self._chunked):
+                    if self._chunked is None:  # rows are decoding: prefill it between steps
+                        self._chunked = _Chunked(prep, prep.hit.kv if prep.hit else None,
+                                                 prep.hit.length if prep.hit else 0)  # fmt: skip
+                    else:
+                        self._deferred.append(prep)
+                    continue
                 with _failing_alone(prep.row):
                     arrivals.append(self._prefill_one(prep))
             prepared = [prep._replace(hit=self._lookup(prep.namespace, prep.tokens))
                         for prep in later]  # fmt: skip
         batch.join(arrivals)
+
+    def _take(self, batch: DecodeBatch) -> list[_Prepared]:
+        """The requests to admit now: deferred ones first, then the queue's, while they fit.
+
+        A request fits while the rows stay within ``max_batch_size`` and their reserved
+        positions within ``max_batch_tokens``; the first that does not waits at the head, so a
+        large request is not overtaken for ever. With nothing else in flight any request fits.
+        """
+        in_flight = len(batch) + (self._chunked is not None)
+        reserved = batch.reserved_positions() + (
+            _reservation(self._chunked.prep) if self._chunked is not None else 0
+        )
+        taken: list[_Prepared] = []
+        while in_flight + len(taken) < self._max_rows:
+            if self._deferred:
+                prep = self._deferred.popleft()
+                with _failing_alone(prep.row):
+                    taken_now = self._refreshed(prep)
+                if prep.row.future.done():
+                    continue
+            else:
+                try:
+                    idle = not in_flight and not taken
+                    row = self._queue.get(timeout=0.05) if idle else self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                with _failing_alone(row):
+                    taken_now = self._prepare(row)
+                if row.future.done():
+                    continue
+            need = _reservation(taken_now)
+            if reserved + need > self.config.max_batch_tokens and (in_flight or taken):
+                self._deferred.appendleft(taken_now)
+                break
+            reserved += need
+            taken.append(taken_now)
+        return taken
+
+    def _refreshed(self, prep: _Prepared) -> _Prepared:
+        """A deferred request, checked again: still wanted, and its cached prefix looked up anew."""
+        request = prep.row.request
+        if request.cancel.is_set():
+            raise Cancelled(f"{request.key or 'request'}: cancelled by the caller")
+        if request.deadline is not None and time.monotonic() > request.deadline:
+            raise EngineTimeout(f"{request.key or 'request'}: deadline passed while queued")
+        return prep._replace(hit=self._lookup(prep.namespace, prep.tokens))
+
+    def _is_long(self, prep: _Prepared) -> bool:
+        chunk = self.config.prefill_chunk_tokens
+        return bool(chunk) and len(prep.tokens) - (prep.hit.length if prep.hit else 0) > chunk
 
     def _prompt_ids(self, row: Row) -> list[int]:
         messages = list(row.request.messages)
@@ -381,31 +453,66 @@ class TransformersEngine:
         return hit
 
     def _prefill_one(self, prep: _Prepared) -> tuple[Row, Any, int]:
+        start = prep.hit.length if prep.hit else 0
+        forward_started = time.perf_counter()
+        cache = self._forward_span(prep, prep.hit.kv if prep.hit else None, start, len(prep.tokens))
+        self._prefilled(prep, cache, (time.perf_counter() - forward_started) * 1000)
+        return prep.row, cache, len(prep.tokens)
+
+    def _prefill_next_chunk(self, batch: DecodeBatch) -> None:
+        """One chunk of the long prefill in progress; its row joins the batch after the last."""
+        chunked = self._chunked
+        if chunked is None:
+            return
+        prep, row = chunked.prep, chunked.prep.row
+        end = min(len(prep.tokens), chunked.done + self.config.prefill_chunk_tokens)
+        with _failing_alone(row):
+            request = row.request
+            if request.cancel.is_set():
+                raise Cancelled(f"{request.key or 'request'}: cancelled by the caller")
+            if request.deadline is not None and time.monotonic() > request.deadline:
+                raise EngineTimeout(f"{request.key or 'request'}: deadline passed in prefill")
+            started = time.perf_counter()
+            chunked.cache = self._forward_span(prep, chunked.cache, chunked.done, end)
+            chunked.model_ms += (time.perf_counter() - started) * 1000
+            chunked.done = end
+        if row.future.done():  # failed or cancelled: the chunks done are dropped
+            self._chunked = None
+        elif end == len(prep.tokens):
+            self._chunked = None
+            self._prefilled(prep, chunked.cache, chunked.model_ms)
+            batch.join([(row, chunked.cache, len(prep.tokens))])
+
+    def _forward_span(self, prep: _Prepared, cache: Any, start: int, end: int) -> Any:
+        """Prefill ``prep.tokens[start:end]`` on top of ``cache`` (its first ``start`` positions).
+
+        Returns the cache of all ``end`` positions; after the last span the row's next-token
+        logits are set.
+        """
         import torch
 
-        row, tokens, hit = prep.row, prep.tokens, prep.hit
-        start = hit.length if hit else 0
-        forward_started = time.perf_counter()
-        ids = torch.tensor([tokens[start:]], device=self.model.device)
+        row, tokens = prep.row, prep.tokens
+        ids = torch.tensor([tokens[start:end]], device=self.model.device)
         inputs = {"input_ids": ids}
+        last = end == len(tokens)
         if row.view is not None:
             inputs = {"inputs_embeds": row.view.embed(ids, self.model.get_input_embeddings())}
             assert self._head is not None
             self._head.clear()
         out = self.model(
             **inputs,
-            position_ids=torch.arange(start, len(tokens), device=self.model.device)[None],
-            cache=hit.kv if hit else None,
+            position_ids=torch.arange(start, end, device=self.model.device)[None],
+            cache=cache,
             use_cache=True,
             logits_to_keep=1,  # the next token's only: the head over every position cost a quarter
         )
-        row.logits = out.logits[0, -1].float().cpu().numpy()
-        if row.view is not None:
-            self._head.extend(row, 0)  # type: ignore[union-attr]
-        self._prefilled(prep, out.cache, (time.perf_counter() - forward_started) * 1000)
+        if last:
+            row.logits = out.logits[0, -1].float().cpu().numpy()
+            if row.view is not None:
+                self._head.extend(row, 0)  # type: ignore[union-attr]
         if not kv.is_batchable(out.cache):
             self._max_rows = 1  # an unsupported cache layout: one request at a time
-        return row, out.cache, len(tokens)
+        return out.cache
 
     def _prefill_together(self, preps: list[_Prepared]) -> list[tuple[Row, Any, int]]:
         """One forward for several requests, each continuing its own cached prefix.
@@ -467,6 +574,21 @@ class _Prepared(NamedTuple):
     tokens: list[int]
     namespace: str
     hit: Any  # the prefix cache's PrefixHit, or None
+
+
+@dataclass(eq=False)
+class _Chunked:
+    """A long prefill in progress: its cache holds the first ``done`` prompt positions."""
+
+    prep: _Prepared
+    cache: Any
+    done: int
+    model_ms: float = 0.0
+
+
+def _reservation(prep: _Prepared) -> int:
+    """Positions a request may come to hold: its prompt plus its token budget."""
+    return len(prep.tokens) + prep.row.request.max_new_tokens
 
 
 _MIN_REUSE_FRACTION = 6  # a cached prefix is used when at least 1/6 of the new part

@@ -105,8 +105,16 @@ class EngineConfig(BaseModel):
     (fastest to compile) or ``outlines_core``."""
     cache_dir: str | None = None
     """Where converted weights and compiled schemas are cached; default ``~/.cache/aau``."""
-    max_batch_size: int = Field(16, ge=1, le=512)
+    max_batch_size: int = Field(64, ge=1, le=512)
     """Rows decoded together; 1 runs requests one at a time."""
+    max_batch_tokens: int = Field(32768, ge=1)
+    """Positions the rows in flight may reserve together (each its prompt plus its token
+    budget): what bounds the batch's KV memory (float32 SmolLM2: 45 KiB a position). A request
+    that would pass it waits; one alone is admitted whatever its size."""
+    prefill_chunk_tokens: int = Field(256, ge=0)
+    """A new prompt part longer than this is prefilled this many tokens at a time, a decode
+    step of the running rows after each chunk, so a long document does not stall them; 0
+    prefills every prompt in one forward."""
     prefix_cache_mb: int = Field(1024, ge=0)
     """Memory cap of the prompt-prefix KV cache; 0 turns it off."""
     term_merging: bool = False
@@ -142,7 +150,8 @@ class EngineConfig(BaseModel):
             values.update(data or {})
         env = os.environ if env is None else env
         for key in ("backend", "model", "device", "dtype", "threads", "constraint_backend",
-                    "max_batch_size", "prefix_cache_mb", "cache_dir", "term_merging"):  # fmt: skip
+                    "max_batch_size", "max_batch_tokens", "prefill_chunk_tokens", "prefix_cache_mb",
+                    "cache_dir", "term_merging"):  # fmt: skip
             name = "AAU_ENGINE" if key == "backend" else f"AAU_{key.upper()}"
             if env.get(name):
                 values[key] = env[name]

@@ -280,3 +280,46 @@ def test_a_short_cached_prefix_before_a_long_new_part_is_not_continued(glm5_dir:
     assert short.cached_tokens > 0  # the shared opening is most of this prompt: continued
     assert long.prompt_tokens > 6 * short.cached_tokens
     assert long.cached_tokens == 0  # a prefill from scratch is faster than continuing it
+
+
+def _long_request(key: str, budget: int = 6) -> GenerationRequest:
+    document = " ".join(TEXTS * 10)  # several hundred tokens
+    return GenerationRequest(messages=[{"role": "user", "content": document}], schema=None,
+                             max_new_tokens=budget, key=key)  # fmt: skip
+
+
+def test_a_long_prompt_is_prefilled_in_chunks_while_running_rows_keep_decoding(
+    glm5_dir: Path,
+) -> None:
+    short, long = requests(TEXTS[:1], budget=8)[0], _long_request("doc@1")
+    alone = run_all(make_engine(glm5_dir, max_batch_size=1, prefix_cache_mb=0), [short, long],
+                    batched=False)  # fmt: skip
+    engine = make_engine(glm5_dir, prefill_chunk_tokens=32, prefix_cache_mb=0)
+    # The short request is prefilled first; the long one then comes in 32-token chunks, each
+    # followed by a decode step of the short row.
+    together = run_all(engine, [short, long], batched=True)
+
+    assert texts_of(together) == texts_of(alone)
+    first, second = together
+    assert second.prompt_tokens > 10 * 32
+    # The short row finished while the long prompt was still being prefilled.
+    finished = first.timings.queue_ms + first.timings.prefill_ms + first.timings.decode_ms
+    assert finished < second.timings.queue_ms + second.timings.prefill_ms
+    assert engine.step_rows[1] >= 6  # its steps ran alone, between the chunks
+
+
+def test_requests_past_the_token_budget_wait_and_then_run_in_arrival_order(
+    glm5_dir: Path,
+) -> None:
+    reqs = [_long_request(f"doc{i}@1", budget=4) for i in range(3)]
+    alone = run_all(make_engine(glm5_dir, max_batch_size=1, prefix_cache_mb=0), reqs,
+                    batched=False)  # fmt: skip
+    one_fits = alone[0].prompt_tokens + 4 + 10  # one prompt and its budget, not two
+    engine = make_engine(glm5_dir, max_batch_tokens=one_fits, prefix_cache_mb=0)
+    bounded = run_all(engine, reqs, batched=True)
+
+    assert texts_of(bounded) == texts_of(alone)
+    assert all(r.prompt_tokens == alone[0].prompt_tokens for r in bounded)
+    assert set(engine.step_rows) == {1}  # never two rows at once
+    waits = [r.timings.queue_ms for r in bounded]
+    assert waits == sorted(waits)
