@@ -1,6 +1,6 @@
 """The in-process engine against vLLM, both behind AAU, side by side in one run.
 
-    python benchmarks/engine_vs_vllm.py [--rounds 3] [--vllm-dtype bfloat16]
+    python benchmarks/engine_vs_vllm.py [--rounds 3] [--dtype float32|bfloat16]
 
 The same 16 concurrent texts (a fixed list of short business sentences, each with a price, a
 date and a quantity) through one ``Pipeline`` of the 3 shipped units (``extract_price``,
@@ -13,12 +13,19 @@ runs at once, on
     the embedded GGUF dequantised by ``.ci/vllm-setup``) through AAU's remote engine
     (``backend: openai``).
 
-Dtypes: the in-process engine runs its default, float32 (``EngineConfig.dtype``); the vLLM
-server runs bfloat16 as ``VllmServer`` starts it (``--dtype bfloat16``). They differ; the output
-says so. ``--vllm-dtype float32`` starts vLLM in float32 instead (the same dtype on both sides).
+Dtypes: both sides run ``--dtype`` (default float32, the in-process engine's default;
+``bfloat16`` runs both in bfloat16, vLLM's own choice on CPU). ``--vllm-dtype`` sets vLLM's
+apart (a comparison across dtypes; the output then says they differ).
 
-One warm-up round on each engine first (weights, compiled schemas, prefix caches), not counted;
-then ``--rounds`` rounds of each, alternating (local, vllm, local, vllm, ...). The texts are the
+Settings: the in-process engine's defaults but the dtype; vLLM as ``VllmServer`` starts it
+(its OpenMP thread bound to one core by its own ``auto`` binding, the API server on the other).
+
+``--warmup`` rounds on each engine first (default 2; weights, compiled schemas, prefix caches),
+not counted; then ``--rounds`` rounds of each, alternating (local, vllm, local, vllm, ...). Two,
+because with the vLLM server's memory taken the in-process engine's first rounds run at a
+fraction of its speed while its own memory is first touched (measured: 1.4, 6.7, 10.8, 12.8
+units/s over four rounds with the server up, against 4.4, 14.4, 14.2, 14.6 without it); vLLM
+touches its memory at start, allocating its KV cache whole. The texts are the
 same in every round, so both engines' prefix caches may hold whole prompts from earlier rounds.
 The calibrator and the term layer are off on both (their work does not depend on the engine).
 
@@ -113,13 +120,17 @@ async def one_round(pipeline: aau.Pipeline, metrics_url: str | None = None) -> d
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--vllm-dtype", default="bfloat16", choices=["bfloat16", "float32"])
+    parser.add_argument("--warmup", type=int, default=2, help="uncounted rounds on each first")
+    parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
+    parser.add_argument("--vllm-dtype", choices=["bfloat16", "float32"],
+                        help="vLLM's dtype when it should differ from --dtype")  # fmt: skip
     args = parser.parse_args()
+    args.vllm_dtype = args.vllm_dtype or args.dtype
 
     from tests.remote.vllm_server import VllmServer
 
     units = [aau.load_unit(ROOT / "units" / f"{n}.yaml") for n in UNIT_NAMES]
-    local_config = aau.EngineConfig()
+    local_config = aau.EngineConfig(dtype=args.dtype)
     local_dtype = local_config.dtype
     extra = [] if args.vllm_dtype == "bfloat16" else ["--dtype", args.vllm_dtype]
     rows: dict[str, list[dict]] = {"local": [], "vllm": []}
@@ -137,9 +148,10 @@ def main() -> int:
 
             async def measure() -> None:
                 await remote.ready()
-                for mode in ("local", "vllm"):  # warm-up, not counted
-                    row = await one_round(pipelines[mode], metrics[mode])
-                    print(f"warm-up {mode:5s} {json.dumps(row)}", flush=True)
+                for _ in range(args.warmup):  # not counted
+                    for mode in ("local", "vllm"):
+                        row = await one_round(pipelines[mode], metrics[mode])
+                        print(f"warm-up {mode:5s} {json.dumps(row)}", flush=True)
                 for round_index in range(args.rounds):
                     for mode in ("local", "vllm"):
                         row = await one_round(pipelines[mode], metrics[mode])
@@ -171,6 +183,7 @@ def main() -> int:
         "local_ttft_source": medians["local"]["ttft_source"],
         "vllm_ttft_source": medians["vllm"]["ttft_source"],
         "rounds": args.rounds,
+        "warmup_rounds": args.warmup,
         "local_dtype": local_dtype,
         "vllm_dtype": args.vllm_dtype,
     }))  # fmt: skip
