@@ -103,14 +103,20 @@ def is_batchable(cache: DynamicCache) -> bool:
     return all(type(layer) in _TENSORS for layer in cache.layers)
 
 
+def _copied(layer: Any) -> Any:
+    """A shallow copy of ``layer``; a roomy one's copy starts without the original's buffers."""
+    new = copy.copy(layer)
+    if isinstance(new, RoomyLayer):
+        new.drop_room()
+    return new
+
+
 def _map(cache: DynamicCache, fn: Callable[[torch.Tensor, int, int], torch.Tensor]) -> DynamicCache:
     """A shallow copy of ``cache`` whose tensors are ``fn(tensor, batch_dim, seq_dim)``."""
     out = copy.copy(cache)
     out.layers = []
     for layer in cache.layers:
-        new = copy.copy(layer)
-        if isinstance(new, RoomyLayer):
-            new.drop_room()
+        new = _copied(layer)
         for name, batch_dim, seq_dim in _TENSORS[type(layer)]:
             tensor = getattr(layer, name, None)
             if tensor is not None and tensor.numel() > 0:
@@ -160,9 +166,7 @@ def stack_rows(caches: Sequence[DynamicCache]) -> DynamicCache:
     out = copy.copy(first)
     out.layers = []
     for index, layer in enumerate(first.layers):
-        new = copy.copy(layer)
-        if isinstance(new, RoomyLayer):
-            new.drop_room()
+        new = _copied(layer)
         for name, batch_dim, _seq in _TENSORS[type(layer)]:
             parts: list[Any] = [getattr(c.layers[index], name, None) for c in caches]
             if all(p is not None and p.numel() > 0 for p in parts):

@@ -69,8 +69,6 @@ class TransformersEngine:
         self.compiler: ConstraintCompiler | None = None
         self.model_path: Path | None = None
         self.load_s: float | None = None
-        self.dtype: str | None = None
-        """The dtype the weights run in, once loaded (``auto`` resolved for the device)."""
         self.prefix_cache = PrefixCache(self.config.prefix_cache_mb * 2**20)
         self._load_lock = threading.Lock()
         self._load_lock_guard = threading.Lock()  # guards _loading, never held while loading
@@ -136,7 +134,6 @@ class TransformersEngine:
             self._namespace = f"{self.model_path}|{len(tokenizer)}"
             self._prompt_tokens = PromptTokens(tokenizer)
             self.model, self.tokenizer = model, tokenizer
-            self.dtype = str(dtype).removeprefix("torch.")
             self._closing.clear()
             self._worker = threading.Thread(target=self._work, name="aau-engine", daemon=True)
             self._worker.start()
@@ -388,11 +385,7 @@ class TransformersEngine:
 
     def _refreshed(self, prep: _Prepared) -> _Prepared:
         """A deferred request, checked again: still wanted, and its cached prefix looked up anew."""
-        request = prep.row.request
-        if request.cancel.is_set():
-            raise Cancelled(f"{request.key or 'request'}: cancelled by the caller")
-        if request.deadline is not None and time.monotonic() > request.deadline:
-            raise EngineTimeout(f"{request.key or 'request'}: deadline passed while queued")
+        _still_wanted(prep.row.request, "while queued")
         return prep._replace(hit=self._lookup(prep.namespace, prep.tokens))
 
     def _is_long(self, prep: _Prepared) -> bool:
@@ -467,11 +460,7 @@ class TransformersEngine:
         prep, row = chunked.prep, chunked.prep.row
         end = min(len(prep.tokens), chunked.done + self.config.prefill_chunk_tokens)
         with _failing_alone(row):
-            request = row.request
-            if request.cancel.is_set():
-                raise Cancelled(f"{request.key or 'request'}: cancelled by the caller")
-            if request.deadline is not None and time.monotonic() > request.deadline:
-                raise EngineTimeout(f"{request.key or 'request'}: deadline passed in prefill")
+            _still_wanted(row.request, "in prefill")
             started = time.perf_counter()
             chunked.cache = self._forward_span(prep, chunked.cache, chunked.done, end)
             chunked.model_ms += (time.perf_counter() - started) * 1000
@@ -584,6 +573,14 @@ class _Chunked:
     cache: Any
     done: int
     model_ms: float = 0.0
+
+
+def _still_wanted(request: GenerationRequest, where: str) -> None:
+    """Raise if the caller cancelled ``request`` or its deadline passed (``where`` it waits)."""
+    if request.cancel.is_set():
+        raise Cancelled(f"{request.key or 'request'}: cancelled by the caller")
+    if request.deadline is not None and time.monotonic() > request.deadline:
+        raise EngineTimeout(f"{request.key or 'request'}: deadline passed {where}")
 
 
 def _reservation(prep: _Prepared) -> int:

@@ -127,13 +127,12 @@ def load_model_and_tokenizer(
                 folder, kwargs = path.parent, {"gguf_file": path.name}
         else:
             folder, kwargs, cached = path, {}, None
-        converting = cached is not None and bool(kwargs)
-        with quiet_loading():
+        with quiet_loading():  # a GGUF file read for the first time (kwargs) converts in float32
             tokenizer = AutoTokenizer.from_pretrained(folder, **kwargs)
             hf_model: Any = AutoModelForCausalLM.from_pretrained(
-                folder, dtype="float32" if converting else dtype, **kwargs
+                folder, dtype="float32" if kwargs else dtype, **kwargs
             )
-        if converting and cached is not None:
+        if cached is not None and kwargs:
             _save_converted(hf_model, tokenizer, cached)
             hf_model.to(dtype)
     except (OSError, ValueError, KeyError) as exc:
