@@ -10,7 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from aau.engines.base import Engine, EngineCapabilities, Generation, GenerationRequest
+from aau.engines.base import (
+    Engine,
+    EngineCapabilities,
+    Generation,
+    GenerationRequest,
+    notify_start,
+)
 from aau.errors import EngineError
 
 __all__ = ["FaultyEngine", "FunctionEngine"]
@@ -37,6 +43,7 @@ class FunctionEngine:
         results: list[Generation | EngineError] = []
         for request in requests:
             self.requests.append(request)
+            notify_start(request)
             answer = self.fn(request)
             if isinstance(answer, EngineError):
                 results.append(answer)

@@ -9,7 +9,7 @@ request's slot), never for the whole batch.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
@@ -26,6 +26,7 @@ __all__ = [
     "Generation",
     "GenerationRequest",
     "Timings",
+    "notify_start",
 ]
 
 
@@ -65,6 +66,10 @@ class GenerationRequest:
             tells of another's prompts.
         terms: the tenant's term set; an engine that merges terms (``term_merging``) reads the
             prompt in that tenant's merged-token view, others ignore it.
+        on_start: called, from any thread, when the engine starts computing the request (its
+            prompt prepared, its first forward or HTTP call next): the caller may then start
+            work of its own beside the generation. A retrying engine may call it again; an
+            engine may also never call it.
     """
 
     messages: Sequence[dict[str, str]]
@@ -75,6 +80,16 @@ class GenerationRequest:
     cancel: threading.Event = field(default_factory=threading.Event, compare=False)
     terms: TermSet | None = field(default=None, compare=False)
     tenant: str | None = None
+    on_start: Callable[[], None] | None = field(default=None, compare=False)
+
+
+def notify_start(request: GenerationRequest) -> None:
+    """Tell the caller its request is being computed (a failing callback is the caller's)."""
+    if request.on_start is not None:
+        try:
+            request.on_start()
+        except Exception:  # noqa: BLE001, S110  # the caller's side work must not fail the request
+            pass
 
 
 @dataclass(frozen=True, slots=True)

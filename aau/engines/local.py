@@ -35,7 +35,7 @@ from typing import Any, NamedTuple
 
 from aau.decoding.constraints import ConstraintCompiler
 from aau.engines import kv
-from aau.engines.base import EngineCapabilities, Generation, GenerationRequest
+from aau.engines.base import EngineCapabilities, Generation, GenerationRequest, notify_start
 from aau.engines.batching import Cancelled, DecodeBatch, HeadInput, Row
 from aau.engines.prefix_cache import PrefixCache
 from aau.engines.prompt_tokens import PromptTokens
@@ -428,6 +428,7 @@ class TransformersEngine:
         hit = self._lookup(namespace, tokens)
         if request.deadline is not None and time.monotonic() > request.deadline:
             raise EngineTimeout(f"{request.key or 'request'}: deadline passed while queued")
+        notify_start(request)  # the caller's side work now overlaps the forwards, not this
         return _Prepared(row, tokens, namespace, hit)
 
     def _lookup(self, namespace: str, tokens: list[int]) -> Any:

@@ -41,7 +41,13 @@ from typing import Any, TypeVar
 
 import httpx
 
-from aau.engines.base import EngineCapabilities, Generation, GenerationRequest, Timings
+from aau.engines.base import (
+    EngineCapabilities,
+    Generation,
+    GenerationRequest,
+    Timings,
+    notify_start,
+)
 from aau.engines.registry import EngineConfig, RemoteSettings
 from aau.engines.resilience import CircuitBreaker, backoff_s
 from aau.errors import (
@@ -327,6 +333,7 @@ class OpenAIEngine:
         if request.deadline is not None:
             timeout = min(timeout, max(0.01, request.deadline - time.monotonic()))
         sent = time.perf_counter()
+        notify_start(request)
         try:
             response = await client.post(
                 f"{replica.url}/v1/chat/completions",

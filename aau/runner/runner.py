@@ -28,6 +28,7 @@ import inspect
 import json
 import math
 import re
+import threading
 import time
 import unicodedata
 from collections.abc import Awaitable, Callable, Mapping
@@ -157,6 +158,30 @@ def _detail(error: AAUError) -> str:
     return f"{error.code} at {getattr(error, 'json_path', '$')}[{position}]"
 
 
+class _ActiveRuns:
+    """How many unit runs are in flight in this process (on any event loop)."""
+
+    FEW = 2  # one per core here; more, and the engine's batch has the cores to itself
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._count = 0
+
+    def enter(self) -> None:
+        with self._lock:
+            self._count += 1
+
+    def leave(self) -> None:
+        with self._lock:
+            self._count -= 1
+
+    def few(self) -> bool:
+        return self._count <= self.FEW
+
+
+_ACTIVE = _ActiveRuns()
+
+
 @dataclass
 class _Run:
     """Mutable state of one run (the runner itself is shared and stateless)."""
@@ -188,6 +213,9 @@ class _Run:
     # or not; the fallbacks' results from running as witnesses; a note for the trace.
     outputs: dict[int, tuple[str, dict[str, Any]]] = field(default_factory=dict)
     witnessed: dict[int, PathAnswer | AAUError] = field(default_factory=dict)
+    # Every fallback's answer, started beside the model's decoding when scoring will need them.
+    early: asyncio.Future[list[PathAnswer | AAUError] | AAUError] | None = None
+    ended: bool = False
     note: str | None = None
 
     def ms(self) -> float:
@@ -333,6 +361,7 @@ class UnitRunner:
             key=self.spec.key,
             terms=run.terms if engine.capabilities.merges_terms else None,
             tenant=run.tenant,
+            on_start=self._early_starter(run),
         )
         try:
             # The deadline is the engine's to honour; this bound holds even if one does not.
@@ -376,6 +405,33 @@ class UnitRunner:
         output = self.model_output(output)
         run.answer = PathAnswer(output=output, confidence=primary_confidence(result))
         return None
+
+    def _early_starter(self, run: _Run) -> Callable[[], None] | None:
+        """What the engine calls when it starts on the request: the fallbacks start too.
+
+        Scoring runs every fallback as a witness, and they need only the text: on a worker
+        thread they overlap the model's forward passes (which release the GIL). Not before the
+        engine has prepared the request (the two would contend for the GIL: 1.2 ms of
+        preparation took 4.4), nor with many runs in flight, whose batch has the cores to
+        itself (the fallbacks would only slow it).
+        """
+        if self.calibrator is None or not self.fallbacks or not _ACTIVE.few():
+            return None
+        loop = asyncio.get_running_loop()
+
+        def start() -> None:
+            if run.early is None and not run.ended:
+                run.early = asyncio.ensure_future(self._off_loop(
+                    run, "fallback paths", self._extract_all, run.text,
+                    run.context or self.context, run.deadline))  # fmt: skip
+
+        def on_start() -> None:
+            try:
+                loop.call_soon_threadsafe(start)
+            except RuntimeError:  # the run's loop has closed: nothing left to help
+                pass
+
+        return on_start
 
     def model_output(self, output: dict[str, Any]) -> dict[str, Any]:
         """The model's answer with each text value in the form the unit's fallbacks write it.
@@ -549,9 +605,33 @@ class UnitRunner:
 
     async def _extract(self, run: _Run, index: int) -> PathAnswer | AAUError:
         """The answer of the fallback at ``index``, or the error it failed with."""
+        if run.early is not None:
+            answers = await run.early
+            return answers if isinstance(answers, AAUError) else answers[index]
         path = self.fallbacks[index]
         context = run.context or self.context
         return await self._off_loop(run, f"{path.name} path", path.extract, run.text, context)
+
+    def _extract_all(
+        self, text: str, context: PathContext, deadline: float
+    ) -> list[PathAnswer | AAUError]:
+        """Every fallback's answer or error, in chain order (on a worker thread)."""
+        answers: list[PathAnswer | AAUError] = []
+        for path in self.fallbacks:
+            if time.monotonic() > deadline:
+                answers.append(RunTimeout(
+                    f"{self.spec.name}: policy.timeout_s ({self.spec.policy.timeout_s:g} s) ran "
+                    f"out before the {path.name} path could run"))  # fmt: skip
+                continue
+            try:
+                answers.append(path.extract(text, context))
+            except AAUError as exc:
+                answers.append(exc)
+            except Exception as exc:  # a broken path must not take the unit down
+                answers.append(
+                    ValidationFailed(f"{self.spec.name}: {path.name} path crashed: {exc!r}")
+                )
+        return answers
 
     async def _run_witnesses(self, run: _Run) -> list[str]:
         """Run the fallbacks after the current path that have not run yet; their names.
@@ -615,6 +695,7 @@ class UnitRunner:
         run.deadline = time.monotonic() + self.spec.policy.timeout_s
         if self.spec.kind == "derived":
             return self._derived(run, upstream or {})
+        _ACTIVE.enter()
         try:
             await self._walk(run)
         except Exception as exc:  # nothing escapes a unit run: a bug here is this unit's error
@@ -624,6 +705,11 @@ class UnitRunner:
                 f"{run.trace[-1].state if run.trace else 'received'}: {exc!r}",
                 code="internal_error",
             )
+        finally:
+            _ACTIVE.leave()
+            run.ended = True
+            if run.early is not None:  # a flow that ended before it needed the fallbacks
+                run.early.cancel()
         return self._result(run)
 
     def _derived(self, run: _Run, upstream: Mapping[str, UnitResult]) -> UnitResult:

@@ -323,3 +323,16 @@ def test_requests_past_the_token_budget_wait_and_then_run_in_arrival_order(
     assert set(engine.step_rows) == {1}  # never two rows at once
     waits = [r.timings.queue_ms for r in bounded]
     assert waits == sorted(waits)
+
+
+def test_the_engine_tells_the_caller_when_it_starts_on_a_request(glm5_dir: Path) -> None:
+    engine = make_engine(glm5_dir)
+    started: list[str] = []
+    reqs = [GenerationRequest(messages=r.messages, schema=r.schema, max_new_tokens=8,
+                              key=r.key, on_start=lambda k=r.key: started.append(k))
+            for r in requests(TEXTS[:1])]  # fmt: skip
+
+    done = run_all(engine, reqs, batched=True)
+
+    assert sorted(started) == sorted(r.key for r in reqs)  # each request once
+    assert all(isinstance(g, Generation) for g in done)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -172,3 +173,43 @@ def test_flow_without_received_as_initial_state_is_a_problem(flow: dict[str, Any
     del flow["states"]["received"]["initial"]
 
     assert flow_problems(flow) != []
+
+
+ROUTE_TO = {
+    "received": [], "prompting": ["prompt"], "decoding": ["prompt", "decode"],
+    "validating": ["prompt", "decode", "validate"],
+    "scoring": ["prompt", "decode", "validate", "score"], "falling_back": ["fall_back"],
+    "accepted": ["fall_back", "accept"], "done": ["fall_back", "accept", "finish"],
+    "failed": ["fail"],
+}  # fmt: skip
+"""Events that lead from ``received`` to each state in the default flow."""
+
+
+def test_a_plain_flow_routes_every_event_as_the_chart_itself_does() -> None:
+    from aau.fsm.machine import _chart_class
+
+    for state in sorted(STATES):
+        for event in sorted(EVENTS):
+            table = RunMachine()
+            chart = _chart_class(json.dumps(default_flow()))()
+            for step in ROUTE_TO[state]:
+                table.send(step)
+                chart.send(step)
+            allowed = any(e.id == event for e in chart.allowed_events)
+            assert table.can(event) == allowed, (state, event)
+            if allowed:
+                chart.send(event)
+                assert table.send(event) == next(iter(chart.configuration_values)), (state, event)
+
+
+def test_a_flow_with_more_than_routes_keeps_the_charts_own_dispatch(
+    flow: dict[str, Any],
+) -> None:
+    flow["states"]["received"]["transitions"][0]["cond"] = "false"  # a guard: no table
+    assert flow_problems(flow) == []
+
+    machine = RunMachine(flow)
+    machine.send("prompt")
+
+    assert machine.state == "received"  # the chart evaluated the guard and stayed
+    assert RunMachine().send("prompt") == "prompting"

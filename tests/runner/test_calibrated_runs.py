@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import Mapping
 from typing import Any
@@ -10,6 +11,7 @@ import pytest
 
 from aau.calibration import MlpCalibrator, PathEvidence
 from aau.calibration.features import agreement_signals
+from aau.engines.base import notify_start
 from aau.pipeline import Pipeline, PipelineResult
 from aau.spec.model import UnitSpec
 from aau.testing import FunctionEngine
@@ -245,3 +247,51 @@ def test_a_run_measures_agreement_as_the_labelled_runs_do() -> None:
     from_runs = {a.observation.path: a.observation.signals.get("agreement")
                  for a in labelled_answers([record], units=UNITS_DIR)}  # fmt: skip
     assert from_runs == {path: agreement for path, _, agreement in calibrator.seen}
+
+
+class WaitingForTheFallbacks(FunctionEngine):
+    """A model that takes up to ``patience_s`` to answer, done as soon as ``extracts`` is not
+    empty: it records whether the fallbacks ran while it was still decoding."""
+
+    def __init__(self, extracts: list[str], patience_s: float) -> None:
+        super().__init__(lambda request: TOTAL_ANSWER)
+        self.extracts, self.patience_s = extracts, patience_s
+        self.saw_fallbacks: list[bool] = []
+
+    async def generate(self, requests: Any) -> Any:
+        for request in requests:
+            notify_start(request)  # as an engine does once it has prepared the request
+        waited = 0.0
+        while not self.extracts and waited < self.patience_s:
+            await asyncio.sleep(0.01)
+            waited += 0.01
+        self.saw_fallbacks.append(bool(self.extracts))
+        return await super().generate(requests)
+
+
+def test_the_fallbacks_run_while_the_model_decodes(
+    find_total: UnitSpec, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    extracts = counting_extracts(monkeypatch)
+    engine = WaitingForTheFallbacks(extracts, patience_s=5.0)
+    calibrator = FixedCalibrator({"primary": 0.9})
+    result = Pipeline([find_total], engine=engine, calibrator=calibrator).run(TOTAL_TEXT)  # type: ignore[arg-type]  # duck-typed double
+    assert engine.saw_fallbacks == [True]
+    assert result["find_total"].path == "primary"
+    assert len(extracts) == 1  # once, beside the model, and read again when scoring
+    assert calibrator.calls[0]["witnesses"] == [{"amount": 120.5, "currency": "EUR"}]
+
+
+def test_with_many_runs_in_flight_the_fallbacks_wait_for_scoring(
+    find_total: UnitSpec, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from aau.runner import runner
+
+    monkeypatch.setattr(runner._ACTIVE, "FEW", 0)  # this run counts as one too many
+    extracts = counting_extracts(monkeypatch)
+    engine = WaitingForTheFallbacks(extracts, patience_s=0.3)
+    calibrator = FixedCalibrator({"primary": 0.9})
+    result = Pipeline([find_total], engine=engine, calibrator=calibrator).run(TOTAL_TEXT)  # type: ignore[arg-type]  # duck-typed double
+    assert engine.saw_fallbacks == [False]
+    assert len(extracts) == 1  # run as a witness when the model's answer was scored
+    assert result["find_total"].path == "primary"
