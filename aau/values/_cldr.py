@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pickle
 import re
+import sys
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
 from collections.abc import Set as AbstractSet
@@ -22,6 +23,8 @@ from typing import Any
 
 from babel import Locale, UnknownLocaleError, localedata
 
+from aau.values import _text
+from aau.values._disk_cache import cached
 from aau.values._text import key
 
 __all__ = [
@@ -182,7 +185,11 @@ class _Builder:
 
 @cache
 def tables() -> Tables:
-    """All the tables, read from every locale file on first use."""
+    """All the tables, read from every locale file on first use (or from the disk cache)."""
+    return cached("cldr-tables", (sys.modules[__name__], _text), _build)
+
+
+def _build() -> Tables:
     builder = _Builder()
     for locale_id in ("root", *sorted(localedata.locale_identifiers())):
         try:

@@ -27,13 +27,15 @@ from __future__ import annotations
 
 import bisect
 import re
+import sys
 import unicodedata
 from collections import defaultdict
 from decimal import Decimal
 from functools import cache, lru_cache
 from typing import NamedTuple
 
-from aau.values import _cldr, _words, numbers
+from aau.values import _cldr, _text, _words, numbers
+from aau.values._disk_cache import cached
 from aau.values._text import MAX_SPAN, key
 
 __all__ = [
@@ -203,6 +205,10 @@ def _plain(text: str) -> str:
 @cache
 def _table() -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
     """(marker key -> codes, accent-free key -> codes), CLDR and the table above merged."""
+    return cached("currency-markers", (sys.modules[__name__], _cldr, _text), _build_table)
+
+
+def _build_table() -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
     cldr = _cldr.tables().currencies
     codes = _cldr.iso_currency_codes()
     table: dict[str, set[str]] = defaultdict(set)
