@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 from aau.calibration.base import PathEvidence
@@ -97,6 +98,42 @@ def network(width: int, hidden: Sequence[int], dropout: float = 0.0) -> torch.nn
     return torch.nn.Sequential(*layers)
 
 
+_Layers = list[tuple[np.ndarray, np.ndarray]]
+
+
+def _numpy_layers(model: torch.nn.Module) -> _Layers | None:
+    """The weights of an MLP built by ``network`` (linear layers, ReLU between), as arrays.
+
+    One answer's score through torch costs about 0.4 ms of dispatch for a few thousand
+    multiply-adds; the same layers in numpy take microseconds. Taken when the calibrator is
+    built: a fitted calibrator's networks do not change. None for any other module, which is
+    then run by torch.
+    """
+    if not isinstance(model, torch.nn.Sequential):
+        return None
+    layers: _Layers = []
+    for index, module in enumerate(model):
+        if isinstance(module, torch.nn.Linear) and module.bias is not None and index % 3 == 0:
+            weight = module.weight.detach().cpu().numpy().astype(np.float32).T.copy()
+            layers.append((weight, module.bias.detach().cpu().numpy().astype(np.float32)))
+        elif isinstance(module, torch.nn.ReLU) and index % 3 == 1:
+            continue
+        elif isinstance(module, torch.nn.Dropout) and index % 3 == 2:
+            continue  # inactive in eval mode
+        else:
+            return None
+    return layers if layers and len(model) == 3 * len(layers) - 2 else None
+
+
+def _forward(layers: _Layers, batch: np.ndarray) -> np.ndarray:
+    """The MLP's logits for ``batch`` (rows of inputs): linear, ReLU, ..., linear."""
+    for index, (weight, bias) in enumerate(layers):
+        batch = batch @ weight + bias
+        if index + 1 < len(layers):
+            np.maximum(batch, 0.0, out=batch)
+    return batch[:, 0]
+
+
 @dataclass(frozen=True, slots=True)
 class Member:
     """One fitted network of a calibrator and the Platt rescaling of its logit.
@@ -169,6 +206,7 @@ class MlpCalibrator:
         for member in members:
             member.model.eval()
         self.members = list(members)
+        self._layers = [_numpy_layers(member.model) for member in self.members]
         self.spec = spec
         self.mean = [float(m) for m in mean]
         self.std = [float(s) for s in std]
@@ -186,13 +224,17 @@ class MlpCalibrator:
         """P(correct) of each observation: the mean of the members' rescaled probabilities."""
         if not observations:
             return []
-        batch = torch.tensor([self.vector(o) for o in observations], dtype=torch.float32)
+        vectors = [self.vector(o) for o in observations]
         totals = [0.0] * len(observations)
-        with torch.inference_mode():
-            for member in self.members:
-                logits = member.model(batch).squeeze(-1).tolist()
-                for i, logit in enumerate(logits):
-                    totals[i] += _sigmoid(member.scale * logit + member.shift)
+        for member, layers in zip(self.members, self._layers, strict=True):
+            if layers is not None:
+                logits = _forward(layers, np.asarray(vectors, dtype=np.float32)).tolist()
+            else:
+                with torch.inference_mode():
+                    batch = torch.tensor(vectors, dtype=torch.float32)
+                    logits = member.model(batch).squeeze(-1).tolist()
+            for i, logit in enumerate(logits):
+                totals[i] += _sigmoid(member.scale * logit + member.shift)
         return [total / len(self.members) for total in totals]
 
     def score(self, observation: PathObservation) -> float:

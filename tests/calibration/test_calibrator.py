@@ -154,3 +154,22 @@ def test_confidence_compares_the_answer_with_its_witnesses() -> None:
     expected_alone = PathObservation("primary", "valid", {**signals, **alone_read})
     assert alone == pytest.approx(calibrator.score(expected_alone))
     assert alone != pytest.approx(agreeing)
+
+
+def test_the_networks_score_in_numpy_as_torch_does() -> None:
+    import torch
+
+    from aau.calibration.calibrator import _forward, _numpy_layers, network
+
+    torch.manual_seed(0)
+    for hidden in ((), (4,), (16, 8)):
+        model = network(FEATURE_SPEC.width, hidden, dropout=0.2).eval()
+        batch = torch.randn(5, FEATURE_SPEC.width)
+        layers = _numpy_layers(model)
+        assert layers is not None
+        assert len(layers) == len(hidden) + 1
+        with torch.inference_mode():
+            expected = model(batch).squeeze(-1).numpy()
+        assert _forward(layers, batch.numpy()) == pytest.approx(expected, abs=1e-5)
+    other = torch.nn.Sequential(torch.nn.Linear(FEATURE_SPEC.width, 1), torch.nn.Sigmoid())
+    assert _numpy_layers(other) is None  # anything else is run by torch
