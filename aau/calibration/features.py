@@ -835,6 +835,7 @@ _CJK_MARKER_CHARS = 4
 """Longest CJK or Hangul marker looked for ("人民元", "ドル", "달러")."""
 
 
+@lru_cache(maxsize=64)
 def _marker_words(text: str, kinds: frozenset[Kind]) -> tuple[tuple[int, int], ...]:
     """Spans of the tokens that mark a value of one of ``kinds``.
 
@@ -979,6 +980,25 @@ def text_signals(
     except Exception:  # a values-layer failure costs its signals, never the run
         _log.debug("text signals failed", exc_info=True)
     return signals
+
+
+def prepare_text_signals(text: str, normalizers: Mapping[str, str] | None) -> None:
+    """Find ahead what ``text_signals`` reads of ``text`` alone (kept per text, for later).
+
+    The runner calls it on a worker thread while the model decodes, so that scoring the
+    answers finds the text's numbers, mentions and markers already read. Never raises.
+    """
+    if not isinstance(text, str):
+        return
+    text = text[:_SCAN_CHARS]
+    try:
+        _numbers(text)
+        kinds = _unit_kinds(normalizers) if normalizers else frozenset()
+        if kinds:
+            _mentions(text, kinds)
+            _marker_words(text, kinds)
+    except Exception:  # text_signals will meet the failure and leave its signals missing
+        _log.debug("preparing text signals failed", exc_info=True)
 
 
 def _ocr_signals(

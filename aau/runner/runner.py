@@ -39,7 +39,7 @@ import jsonschema
 
 from aau.answers import Candidate, FallbackPath, PathAnswer, PathContext, select
 from aau.calibration import Calibrator, PathEvidence
-from aau.calibration.features import output_normalizers, same_output
+from aau.calibration.features import output_normalizers, prepare_text_signals, same_output
 from aau.engines.base import Engine, Generation, GenerationRequest
 from aau.errors import (
     AAUError,
@@ -631,6 +631,8 @@ class UnitRunner:
                 answers.append(
                     ValidationFailed(f"{self.spec.name}: {path.name} path crashed: {exc!r}")
                 )
+        if self.normalizers and time.monotonic() < deadline:
+            prepare_text_signals(text, self.normalizers)  # scoring reads them next
         return answers
 
     async def _run_witnesses(self, run: _Run) -> list[str]:

@@ -239,3 +239,20 @@ def test_outputs_compare_through_the_units_normalizers() -> None:
 def test_a_value_the_normalizer_cannot_read_compares_as_written() -> None:
     assert same_output({"d": "soon"}, {"d": "Soon "}, {"d": "date"})
     assert not same_output({"d": "soon"}, {"d": "later"}, {"d": "no_such_normalizer"})
+
+
+def test_text_signals_read_ahead_are_the_same_and_found_in_the_cache() -> None:
+    from aau.calibration import features
+
+    text = "Rechnung 4711: 3 Kisten, zusammen 1.250,50 EUR, fällig am 3. März 2024."
+    normalizers = {"amount": "amount", "currency": "currency"}
+    output = {"amount": 1250.5, "currency": "EUR"}
+    cold = features.text_signals(text + " ", output, {}, normalizers)  # another text: no cache
+
+    features.prepare_text_signals(text, normalizers)
+    hits = features._money.cache_info().hits, features._marker_words.cache_info().hits
+    warm = features.text_signals(text, output, {}, normalizers)
+
+    assert warm == cold
+    assert features._money.cache_info().hits == hits[0] + 1
+    assert features._marker_words.cache_info().hits == hits[1] + 1
