@@ -109,8 +109,11 @@ class Generation:
         text: the generated text (JSON when the request was constrained).
         finish_reason: ``stop`` (the grammar completed) or ``length`` (budget spent).
         token_logprobs: log-probability of each chosen token under the raw distribution
-            (before the constraint mask), so the model's own belief is kept.
-        token_entropies: entropy (nats) of each step's raw distribution.
+            (before the constraint mask), so the model's own belief is kept. A forced token
+            may read 0.0, its probability under the mask: the in-process engine does not
+            compute what no signal reads (``aau.calibration`` leaves forced tokens out).
+        token_entropies: entropy (nats) of each step's raw distribution (0.0 where forced, as
+            above).
         forced: per token, whether the constraint left exactly one choice.
         prompt_tokens: tokens read; ``cached_tokens`` of them came from a prefix cache.
         model_ms: time in model forward passes spent on this request (a batched step counts

@@ -207,7 +207,9 @@ class DecodeBatch:
         if len(self._scratch) < 2 * len(row.logits):
             self._scratch = np.empty(2 * len(row.logits), dtype=np.float32)
         token, forced = choose(row.logits, row.mask)
-        logprob, entropy = distribution_stats(row.logits, token, self._scratch)
+        # Nothing reads a forced token's statistics (the model had no choice): not computed.
+        logprob, entropy = (0.0, 0.0) if forced else distribution_stats(
+            row.logits, token, self._scratch)  # fmt: skip
         row.logprobs.append(logprob)
         row.entropies.append(entropy)
         row.forced.append(forced)

@@ -21,17 +21,17 @@ __all__ = ["choose", "distribution_stats"]
 def choose(logits: np.ndarray, mask: TokenMask | None) -> tuple[int, bool]:
     """The highest-scoring allowed token, and whether it was the only allowed one.
 
-    ``mask`` None allows every token. A forced token needs no comparison; otherwise the model's
-    own favourite, allowed most of the time, is tried first, and only when the mask refuses it
-    are the allowed tokens unpacked and compared.
+    ``mask`` None allows every token. A forced token needs no look at the logits; otherwise the
+    model's own favourite, allowed most of the time, is tried first, and only when the mask
+    refuses it are the allowed tokens unpacked and compared.
     """
-    best = int(np.argmax(logits))
     if mask is None:
-        return best, False
+        return int(np.argmax(logits)), False
     mask.fill()
     single = mask.only()
     if single is not None:
         return single, True
+    best = int(np.argmax(logits))
     if mask.allows(best):
         return best, False
     candidates = np.flatnonzero(mask.allowed()[: len(logits)])

@@ -336,3 +336,20 @@ def test_the_engine_tells_the_caller_when_it_starts_on_a_request(glm5_dir: Path)
 
     assert sorted(started) == sorted(r.key for r in reqs)  # each request once
     assert all(isinstance(g, Generation) for g in done)
+
+
+def test_forced_tokens_skip_their_statistics_and_free_ones_keep_the_raw_distributions(
+    glm5_dir: Path,
+) -> None:
+    (generation,) = run_all(make_engine(glm5_dir), requests(TEXTS[:1])[:1], batched=True)
+
+    assert isinstance(generation, Generation)
+    assert any(generation.forced)
+    assert not all(generation.forced)
+    for logprob, entropy, forced in zip(generation.token_logprobs, generation.token_entropies,
+                                        generation.forced, strict=True):  # fmt: skip
+        if forced:
+            assert (logprob, entropy) == (0.0, 0.0)  # the mask left one token: probability 1
+        else:
+            assert entropy > 0.0  # random weights: a spread distribution over the vocabulary
+            assert logprob < 0.0
