@@ -27,6 +27,7 @@ import dataclasses
 import inspect
 import json
 import math
+import os
 import re
 import threading
 import time
@@ -161,7 +162,7 @@ def _detail(error: AAUError) -> str:
 class _ActiveRuns:
     """How many unit runs are in flight in this process (on any event loop)."""
 
-    FEW = 2  # one per core here; more, and the engine's batch has the cores to itself
+    FEW = os.cpu_count() or 1  # a run per core; more, and the batch has the cores to itself
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
