@@ -35,11 +35,18 @@ class TraceStep:
 
 @dataclass(frozen=True, slots=True)
 class Attempt:
-    """One path tried: its confidence when it answered, its error when not."""
+    """One path tried: its confidence when it answered, its error when not.
+
+    ``output`` is what the path answered, even when it was not delivered: the model's answer
+    beside the fallback's that won, or an answer the schema, a grammar or grounding refused
+    (then with its ``error``). None when the path gave no answer (an engine error, text that is
+    not JSON, a path that found nothing to read).
+    """
 
     path: str
     confidence: float | None = None
     error: UnitError | None = None
+    output: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)

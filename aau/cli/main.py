@@ -280,8 +280,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pipeline", action="store_true", help="the pipeline file's schema instead")
     p.set_defaults(func=cmd_schema)
 
-    p = sub.add_parser("train", help="train the units' CRF, classifier and record paths")
-    p.add_argument("units", nargs="+", help="unit files or folders")
+    p = sub.add_parser(
+        "train",
+        help="train the units' CRF, classifier and record paths",
+        description="Train every trainable fallback of each unit from the examples its unit "
+        "file names, write the model where its `model:` key says (relative to the unit file) "
+        "and print its scores on examples held out of that training.",
+        epilog="Each fallback reads its own `examples:` file: annotated texts with their spans "
+        "for `crf` (JSONL; `aau train` names any span that cuts a token), labelled texts for "
+        "`classifier`. Train again after changing the examples, the labels, the features or "
+        "the training settings: `aau validate` reports a model that is missing or older than "
+        "them. Example: aau train units/extract_notice_period.yaml",
+    )
+    p.add_argument("units", nargs="+", help="unit files or folders (each unit file in a folder)")
     p.set_defaults(func=cmd_train)
 
     p = sub.add_parser(

@@ -227,7 +227,10 @@ class _Run:
 
     def note_error(self, error: AAUError) -> None:
         self.errors.append(error)
-        self.attempts.append(Attempt(self.path or "?", None, UnitError(error.code, str(error))))
+        output = self.answer.output if self.answer is not None else None
+        self.attempts.append(
+            Attempt(self.path or "?", None, UnitError(error.code, str(error)), output)
+        )
 
 
 class UnitRunner:
@@ -528,7 +531,9 @@ class UnitRunner:
             run.timings["embed_ms"] = run.timings.get("embed_ms", 0.0) + spent
             run.answer = dataclasses.replace(run.answer, confidence=calibrated)
             run.note = self._witness_note(run.answer.output, ran, witnesses)
-        run.attempts.append(Attempt(run.path, round(run.answer.confidence, 4)))
+        run.attempts.append(
+            Attempt(run.path, round(run.answer.confidence, 4), output=run.answer.output)
+        )
         run.candidates.append((run.path, run.answer))
         run.final = self._selected(run, is_complete=False)
         if run.final is not None:
@@ -739,7 +744,7 @@ class UnitRunner:
             run.trace.append(TraceStep("failed", run.path, run.ms(), "invalid_output"))
             return self._result(run)
         run.final = (run.path, PathAnswer(output=answer.output, confidence=answer.confidence))
-        run.attempts.append(Attempt(run.path, round(answer.confidence, 4)))
+        run.attempts.append(Attempt(run.path, round(answer.confidence, 4), output=answer.output))
         detail = f"confidence={answer.confidence:.3f}; {answer.detail}"
         run.trace.append(TraceStep("done", run.path, run.ms(), detail))
         return self._result(run)
