@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,7 +33,7 @@ from aau.engines.base import Generation, GenerationRequest, Timings
 from aau.engines.sampling import choose, distribution_stats
 from aau.errors import ConstraintNotHonored, EngineError, EngineTimeout, EngineUnavailable
 
-__all__ = ["Cancelled", "DecodeBatch", "HeadInput", "Row"]
+__all__ = ["Cancelled", "DecodeBatch", "HeadInput", "PrefilledGroup", "Row"]
 
 
 class HeadInput:
@@ -63,6 +64,19 @@ class Cancelled(EngineTimeout):
     """The caller stopped waiting (cancelled its task) while the request was in the batch."""
 
     code = "cancelled"
+
+
+@dataclass(eq=False)
+class PrefilledGroup:
+    """Rows prefilled in one forward: the cache as that forward left it, and its mask.
+
+    The positions a row does not hold (padding before a shorter cached prefix, and between it
+    and the row's new tokens) are masked out, so the batch decodes on this cache as it is.
+    """
+
+    rows: list[Row]
+    cache: Any
+    mask: torch.Tensor  # [rows, positions], long: 1 where the row holds a position
 
 
 @dataclass(eq=False)
@@ -134,31 +148,47 @@ class DecodeBatch:
 
     # -- joining --------------------------------------------------------------------------
 
-    def join(self, arrivals: list[tuple[Row, Any, int]]) -> None:
-        """Stack prefilled rows (each cache holding its prompt length) into the batch at once.
+    def join(
+        self, arrivals: list[tuple[Row, Any, int]], groups: Sequence[PrefilledGroup] = ()
+    ) -> None:
+        """Stack prefilled rows into the batch at once.
 
-        One stack per admission round: joining rows one by one would copy the whole batch cache
-        once per row.
+        ``arrivals``: single rows, each cache holding its prompt length; ``groups``: rows
+        prefilled together, taken with their cache and mask as they are. One stack per
+        admission round: joining rows one by one would copy the whole batch cache once per
+        row. A group joining an empty batch becomes its cache without a copy.
         """
-        if not arrivals:
+        if not arrivals and not groups:
             return
         self._compact()
-        width = max([length for _, _, length in arrivals] + [self.width])
-        caches, masks = [], []
+        width = max([length for _, _, length in arrivals] + [self.width]
+                    + [int(group.mask.shape[1]) for group in groups])  # fmt: skip
+        parts, masks = [], []
         if self.cache is not None and self.mask is not None:
-            caches.append(kv.left_pad(self.cache, width - self.width))
+            parts.append((self.cache, width - self.width))
             masks.append(torch.cat([self.mask.new_zeros((len(self.rows), width - self.width)),
                                     self.mask], 1))  # fmt: skip
+        for group in groups:
+            padding = width - int(group.mask.shape[1])
+            parts.append((group.cache, padding))
+            masks.append(torch.cat([group.mask.new_zeros((len(group.rows), padding)),
+                                    group.mask], 1))  # fmt: skip
+            self.rows.extend(group.rows)
         for row, row_cache, length in arrivals:
-            # Own layer objects: a row's cache may also be stored in the prefix cache, and
-            # decoding rebinds layer tensors.
-            caches.append(kv.left_pad(kv.own_layers(row_cache), width - length))
+            parts.append((row_cache, width - length))
             mask = torch.ones((1, width), dtype=torch.long)
             mask[0, : width - length] = 0
             masks.append(mask)
             self.rows.append(row)
+        if len(parts) == 1:
+            # Own layer objects: a row's cache may also be stored in the prefix cache, and
+            # decoding rebinds layer tensors.
+            cache, padding = parts[0]
+            joined = kv.left_pad(kv.own_layers(cache), padding)
+        else:
+            joined = kv.stack_left_padded(parts)  # new tensors and layer objects
         # The batch's own cache appends in place: nothing else holds its buffers.
-        self.cache = kv.with_room(caches[0] if len(caches) == 1 else kv.stack_rows(caches))
+        self.cache = kv.with_room(joined)
         self.mask = torch.cat(masks, 0)
 
     @property

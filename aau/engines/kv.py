@@ -28,7 +28,8 @@ import torch
 from transformers.cache_utils import DynamicCache, DynamicIndexedLayer, DynamicLayer
 
 __all__ = ["RoomyLayer", "cache_bytes", "is_batchable", "left_pad", "own_layers",
-           "select_rows", "stack_rows", "trim_left", "truncate", "with_room"]  # fmt: skip
+           "select_rows", "stack_left_padded", "stack_rows", "trim_left", "truncate",
+           "with_room"]  # fmt: skip
 
 
 class RoomyLayer(DynamicLayer):
@@ -171,6 +172,40 @@ def stack_rows(caches: Sequence[DynamicCache]) -> DynamicCache:
             parts: list[Any] = [getattr(c.layers[index], name, None) for c in caches]
             if all(p is not None and p.numel() > 0 for p in parts):
                 setattr(new, name, torch.cat(parts, dim=batch_dim))
+        out.layers.append(new)
+    return out
+
+
+def stack_left_padded(parts: Sequence[tuple[DynamicCache, int]]) -> DynamicCache:
+    """``stack_rows`` of each cache left-padded by its amount, written in one copy.
+
+    ``parts``: (cache, padding) pairs whose lengths plus paddings are equal. Padding and
+    stacking one after the other copies every position twice (at 48 rows of 400 positions,
+    0.55 s of a 4.2 s round); here each is written once into a buffer allocated for all rows.
+    The padding is zeros, not left uninitialised: masked positions still enter the attention
+    product with weight 0, and 0 times a stray NaN would be NaN.
+    """
+    first = parts[0][0]
+    out = copy.copy(first)
+    out.layers = []
+    for index, layer in enumerate(first.layers):
+        new = _copied(layer)
+        for name, batch_dim, seq_dim in _TENSORS[type(layer)]:
+            tensors: list[Any] = [getattr(c.layers[index], name, None) for c, _ in parts]
+            if not all(t is not None and t.numel() > 0 for t in tensors):
+                continue
+            seq = seq_dim % tensors[0].dim()
+            shape = list(tensors[0].shape)
+            shape[batch_dim] = sum(t.shape[batch_dim] for t in tensors)
+            shape[seq] = tensors[0].shape[seq] + parts[0][1]
+            stacked = tensors[0].new_empty(shape)
+            offset = 0
+            for tensor, (_, padding) in zip(tensors, parts, strict=True):
+                rows = stacked.narrow(batch_dim, offset, tensor.shape[batch_dim])
+                rows.narrow(seq, 0, padding).zero_()
+                rows.narrow(seq, padding, tensor.shape[seq]).copy_(tensor)
+                offset += tensor.shape[batch_dim]
+            setattr(new, name, stacked)
         out.layers.append(new)
     return out
 

@@ -36,7 +36,7 @@ from typing import Any, NamedTuple
 from aau.decoding.constraints import ConstraintCompiler
 from aau.engines import kv
 from aau.engines.base import EngineCapabilities, Generation, GenerationRequest, notify_start
-from aau.engines.batching import Cancelled, DecodeBatch, HeadInput, Row
+from aau.engines.batching import Cancelled, DecodeBatch, HeadInput, PrefilledGroup, Row
 from aau.engines.prefix_cache import PrefixCache
 from aau.engines.prompt_tokens import PromptTokens
 from aau.engines.registry import EngineConfig
@@ -309,6 +309,7 @@ class TransformersEngine:
         """
         prepared = self._take(batch)
         arrivals: list[tuple[Row, Any, int]] = []
+        groups: list[PrefilledGroup] = []
         while prepared:
             # A request that shares more of its prompt with an earlier one of this round (or
             # with the chunked prefill in progress) than the cache holds, as many units over
@@ -327,13 +328,13 @@ class TransformersEngine:
             alone = [p for p in now if p not in together]
             if len(together) > 1:
                 try:
-                    arrivals += self._prefill_together(together)
+                    groups.append(self._prefill_together(together))
                 except Exception:  # e.g. a cache layout that cannot be stacked: one at a time
                     alone += together
             else:
                 alone += together
             for prep in alone:
-                if self._is_long(prep) and (len(batch) or arrivals or self._chunked):
+                if self._is_long(prep) and (len(batch) or arrivals or groups or self._chunked):
                     if self._chunked is None:  # rows are decoding: prefill it between steps
                         self._chunked = _Chunked(prep, prep.hit.kv if prep.hit else None,
                                                  prep.hit.length if prep.hit else 0)  # fmt: skip
@@ -344,7 +345,7 @@ class TransformersEngine:
                     arrivals.append(self._prefill_one(prep))
             prepared = [prep._replace(hit=self._lookup(prep.namespace, prep.tokens))
                         for prep in later]  # fmt: skip
-        batch.join(arrivals)
+        batch.join(arrivals, groups)
 
     def _take(self, batch: DecodeBatch) -> list[_Prepared]:
         """The requests to admit now: deferred ones first, then the queue's, while they fit.
@@ -504,21 +505,22 @@ class TransformersEngine:
             self._max_rows = 1  # an unsupported cache layout: one request at a time
         return out.cache
 
-    def _prefill_together(self, preps: list[_Prepared]) -> list[tuple[Row, Any, int]]:
+    def _prefill_together(self, preps: list[_Prepared]) -> PrefilledGroup:
         """One forward for several requests, each continuing its own cached prefix.
 
         Row ``r`` holds ``[padding][its cached prefix][padding][its new tokens]``: cached
         prefixes left-padded to the longest, new tokens right-aligned, the padding masked out,
         position ids per row, so each row computes what it would alone (up to float summation
-        order). Each row's own KV is then cut out without the padding.
+        order). The rows join the batch on that cache and mask as they are; each row's own KV
+        is cut out without the padding only for the prefix cache.
         """
         import torch
 
         cached = [p.hit.length for p in preps]
         fresh = [len(p.tokens) - c for p, c in zip(preps, cached, strict=True)]
         width_cached, width_fresh = max(cached), max(fresh)
-        caches = [kv.left_pad(kv.own_layers(p.hit.kv), width_cached - c)
-                  for p, c in zip(preps, cached, strict=True)]  # fmt: skip
+        stacked = kv.stack_left_padded([(p.hit.kv, width_cached - c)
+                                        for p, c in zip(preps, cached, strict=True)])  # fmt: skip
         ids = torch.zeros((len(preps), width_fresh), dtype=torch.long)
         positions = torch.zeros((len(preps), width_fresh), dtype=torch.long)
         mask = torch.zeros((len(preps), width_cached + width_fresh), dtype=torch.long)
@@ -531,23 +533,24 @@ class TransformersEngine:
         forward_started = time.perf_counter()
         out = self.model(
             input_ids=ids.to(device), attention_mask=mask.to(device),
-            position_ids=positions.to(device), cache=kv.stack_rows(caches), use_cache=True,
+            position_ids=positions.to(device), cache=stacked, use_cache=True,
             logits_to_keep=1,
         )  # fmt: skip
         share = (time.perf_counter() - forward_started) * 1000 / len(preps)
         logits = out.logits[:, -1].float().cpu().numpy()
-        arrivals = []
         for r, (prep, c, n) in enumerate(zip(preps, cached, fresh, strict=True)):
             own = kv.row_without_padding(
                 out.cache, r, [(width_cached - c, c), (width_cached + width_fresh - n, n)]
-            )
+            ) if self.prefix_cache.max_bytes else None  # fmt: skip
             prep.row.logits = logits[r]
             self._prefilled(prep, own, share)
-            arrivals.append((prep.row, own, len(prep.tokens)))
-        return arrivals
+        return PrefilledGroup([p.row for p in preps], out.cache, mask)
 
     def _prefilled(self, prep: _Prepared, cache: Any, model_ms: float) -> None:
-        """A row's bookkeeping once its prompt is in ``cache`` and its first logits are set."""
+        """A row's bookkeeping once its prompt is in ``cache`` and its first logits are set.
+
+        ``cache`` (the prompt's KV alone) goes to the prefix cache; None when it keeps none.
+        """
         row, tokens = prep.row, prep.tokens
         row.model_ms = model_ms
         row.prefill_ms = (time.perf_counter() - row.started) * 1000

@@ -353,3 +353,31 @@ def test_forced_tokens_skip_their_statistics_and_free_ones_keep_the_raw_distribu
         else:
             assert entropy > 0.0  # random weights: a spread distribution over the vocabulary
             assert logprob < 0.0
+
+
+def test_rows_prefilled_together_join_a_decoding_batch_with_the_same_tokens(
+    glm5_dir: Path,
+) -> None:
+    first, *group = requests()  # the group continues the unit prefixes the first run cached
+    long_first = GenerationRequest(messages=first.messages, schema=None, max_new_tokens=48,
+                                   key=first.key)  # fmt: skip
+    alone = run_all(make_engine(glm5_dir, max_batch_size=1, prefix_cache_mb=0),
+                    [long_first, *group], batched=False)  # fmt: skip
+    engine = make_engine(glm5_dir)
+
+    async def staggered() -> list:
+        await engine.generate(requests()[:3])  # caches each unit's prefix
+        engine.step_rows.clear()
+        decoding = asyncio.ensure_future(engine.generate([long_first]))
+        while not engine.step_rows:  # the long row is decoding
+            await asyncio.sleep(0.001)
+        joined = await engine.generate(group)
+        return [(await decoding)[0], *joined]
+
+    try:
+        late_first, *late_group = asyncio.run(staggered())
+    finally:
+        engine.close()
+    assert all(r.cached_tokens > 0 for r in late_group)  # prefilled together on their prefixes
+    assert max(engine.step_rows) > len(group)  # and decoded beside the long row
+    assert texts_of([late_first, *late_group]) == texts_of(alone)

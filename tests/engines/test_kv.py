@@ -55,3 +55,21 @@ def test_a_copy_of_a_roomy_cache_never_writes_into_the_original() -> None:
     assert copy.layers[0].keys.flatten().tolist() == [0.0, 0.0, 1.0, 7.0]
     assert roomy.layers[0].keys.flatten().tolist() == [0.0, 0.0, 1.0, 9.0]
     assert view.layers[0].keys.flatten().tolist() == [0.0, 0.0, 1.0]
+
+
+def test_stacking_left_padded_caches_in_one_copy_equals_padding_then_stacking() -> None:
+    generator = torch.Generator().manual_seed(5)
+    lengths = [(2, 3), (1, 5), (3, 1)]  # (rows, positions) of each cache
+    caches = [cache_of(torch.randn(r, 2, n, 4, generator=generator)) for r, n in lengths]
+    roomy = kv.with_room(caches[0])
+    roomy.update(torch.ones(2, 2, 1, 4), torch.ones(2, 2, 1, 4), 0)  # a batch's own cache
+    parts = [(roomy, 2), (caches[1], 1), (caches[2], 5)]  # each to 6 positions
+
+    stacked = kv.stack_left_padded(parts)
+    expected = kv.stack_rows([kv.left_pad(kv.own_layers(c), pad) for c, pad in parts])
+
+    assert torch.equal(stacked.layers[0].keys, expected.layers[0].keys)
+    assert torch.equal(stacked.layers[0].values, expected.layers[0].values)
+    assert stacked.layers[0].keys.shape == (6, 2, 6, 4)
+    assert stacked.layers[0].keys[:, :, :1].abs().sum() == 0  # padding is zeros
+    assert stacked.layers[0].keys.data_ptr() != roomy.layers[0].keys.data_ptr()
