@@ -560,29 +560,46 @@ class UnitRunner:
         ``what`` names the work in messages (``crf path``).
         """
         remaining = run.remaining_s()
-        limit = f"policy.timeout_s ({self.spec.policy.timeout_s:g} s)"
         if remaining <= 0:
-            return RunTimeout(f"{self.spec.name}: {limit} ran out before the {what} could run")
+            return self._out_of_time(what)
         try:
             return await asyncio.wait_for(asyncio.to_thread(work, *args), remaining)
         except TimeoutError:
-            return RunTimeout(f"{self.spec.name}: the {what} did not finish within {limit}")
+            return RunTimeout(f"{self.spec.name}: the {what} did not finish within {self._limit}")
         except AAUError as exc:
             return exc
         except Exception as exc:  # a broken path or calibrator must not take the unit down
-            return ValidationFailed(f"{self.spec.name}: {what} crashed: {exc!r}")
+            return self._crashed(what, exc)
 
     def _on_loop(self, run: _Run, what: str, work: Callable[..., _T], *args: Any) -> _T | AAUError:
         """``work(*args)`` here, if the run's deadline allows, or the error it ends with."""
-        if run.remaining_s() <= 0:
-            limit = f"policy.timeout_s ({self.spec.policy.timeout_s:g} s)"
-            return RunTimeout(f"{self.spec.name}: {limit} ran out before the {what} could run")
+        return self._guarded(run.deadline, what, work, *args)
+
+    def _guarded(
+        self, deadline: float, what: str, work: Callable[..., _T], *args: Any
+    ) -> _T | AAUError:
+        """``work(*args)`` on this thread within ``deadline``, or the error it ends with.
+
+        ``deadline`` is a ``time.monotonic()`` time: past it, the work does not start.
+        """
+        if deadline - time.monotonic() <= 0:
+            return self._out_of_time(what)
         try:
             return work(*args)
         except AAUError as exc:
             return exc
-        except Exception as exc:  # a broken calibrator must not take the unit down
-            return ValidationFailed(f"{self.spec.name}: {what} crashed: {exc!r}")
+        except Exception as exc:  # a broken path or calibrator must not take the unit down
+            return self._crashed(what, exc)
+
+    @property
+    def _limit(self) -> str:
+        return f"policy.timeout_s ({self.spec.policy.timeout_s:g} s)"
+
+    def _out_of_time(self, what: str) -> RunTimeout:
+        return RunTimeout(f"{self.spec.name}: {self._limit} ran out before the {what} could run")
+
+    def _crashed(self, what: str, exc: Exception) -> ValidationFailed:
+        return ValidationFailed(f"{self.spec.name}: {what} crashed: {exc!r}")
 
     def _selected(self, run: _Run, *, is_complete: bool) -> tuple[str, PathAnswer] | None:
         """The answer the selection rule picks among those scored so far (see ``select``)."""
@@ -622,21 +639,8 @@ class UnitRunner:
         self, text: str, context: PathContext, deadline: float
     ) -> list[PathAnswer | AAUError]:
         """Every fallback's answer or error, in chain order (on a worker thread)."""
-        answers: list[PathAnswer | AAUError] = []
-        for path in self.fallbacks:
-            if time.monotonic() > deadline:
-                answers.append(RunTimeout(
-                    f"{self.spec.name}: policy.timeout_s ({self.spec.policy.timeout_s:g} s) ran "
-                    f"out before the {path.name} path could run"))  # fmt: skip
-                continue
-            try:
-                answers.append(path.extract(text, context))
-            except AAUError as exc:
-                answers.append(exc)
-            except Exception as exc:  # a broken path must not take the unit down
-                answers.append(
-                    ValidationFailed(f"{self.spec.name}: {path.name} path crashed: {exc!r}")
-                )
+        answers = [self._guarded(deadline, f"{path.name} path", path.extract, text, context)
+                   for path in self.fallbacks]  # fmt: skip
         if self.normalizers and time.monotonic() < deadline:
             prepare_text_signals(text, self.normalizers)  # scoring reads them next
         return answers
