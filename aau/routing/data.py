@@ -4,8 +4,9 @@ Every unit brings its description, its few-shot inputs, its ``routing.requests``
 its fallbacks' labelled or annotated example files and the inputs of its golden cases
 (``<name>.golden.yaml``). A text is a *positive* of its unit when the unit finds something in
 it (spans, or an output with a value); an example whose output is all null (``"spans": []``) is
-an *own negative*: a text the unit was shown to find nothing in. Files are confined to the
-unit's folder, capped in size, lines and characters; a malformed line is skipped, not trusted.
+an *own negative*: a text the unit was shown to find nothing in, as are its ``routing.not_for``
+requests. Files are confined to the unit's folder, capped in size, lines and characters; a
+malformed line is skipped, not trusted.
 """
 
 from __future__ import annotations
@@ -81,11 +82,16 @@ class UnitTexts:
     needs: tuple[str, ...] = ()
 
 
-def _routing(unit: UnitSpec) -> tuple[list[str], list[str]]:
+def _routing(unit: UnitSpec) -> tuple[list[str], list[str], list[str]]:
     routing = getattr(unit, "routing", None)
     keywords = list(getattr(routing, "keywords", None) or [])
     requests = list(getattr(routing, "requests", None) or [])
-    return [str(k).casefold() for k in keywords], [str(r) for r in requests]
+    not_for = list(getattr(routing, "not_for", None) or [])
+    return (
+        [str(k).casefold() for k in keywords],
+        [str(r) for r in requests],
+        [str(r) for r in not_for],
+    )
 
 
 def _example_files(unit: UnitSpec) -> list[Path]:
@@ -145,9 +151,9 @@ def _sample(texts: Sequence[tuple[str, str]], cap: int) -> list[tuple[str, str]]
 
 def unit_texts(unit: UnitSpec) -> UnitTexts:
     """Gather ``unit``'s routing data from the unit and the files beside it."""
-    keywords, requests = _routing(unit)
+    keywords, requests, not_for = _routing(unit)
     positives: list[tuple[str, str]] = []
-    negatives: list[tuple[str, str]] = []
+    negatives: list[tuple[str, str]] = [(r[:MAX_TEXT_CHARS], "not_for") for r in not_for]
     prompt = getattr(unit, "prompt", None)
     for example in getattr(prompt, "examples", None) or []:
         target = positives if has_value(example.output) else negatives
@@ -180,10 +186,10 @@ def unit_digest(unit: UnitSpec) -> str:
 
     A changed description, example, request or data file makes a fitted router stale.
     """
-    keywords, requests = _routing(unit)
+    keywords, requests, not_for = _routing(unit)
     prompt = getattr(unit, "prompt", None)
     examples = [(e.input, e.output) for e in getattr(prompt, "examples", None) or []]
-    head = [unit.name, unit.description, keywords, requests, examples]
+    head = [unit.name, unit.description, keywords, requests, not_for, examples]
     digest = hashlib.sha256(json.dumps(head, sort_keys=True, default=str).encode())
     golden = _golden_file(unit)
     for path in [*_example_files(unit), *([golden] if golden else [])]:

@@ -213,6 +213,9 @@ class Routing(_Strict):
     """Words whose presence in a request points at this unit (``penalty``, ``Vertragsstrafe``)."""
     requests: list[_Text] = Field([], max_length=200)
     """Questions or requests a user would send that this unit answers."""
+    not_for: list[_Text] = Field([], max_length=200)
+    """Requests near this unit that it does not answer (a deductible, for a price unit), and
+    texts it has nothing to find in: the router learns them as this unit's sure negatives."""
 
 
 ComputeOp = Literal["difference", "ratio", "change", "compare", "within_ratio", "range_check"]
