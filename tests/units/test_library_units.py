@@ -139,7 +139,7 @@ def test_unit_validates_with_its_data_and_routing(name: str) -> None:
     assert unit.kind == "extract"
     assert [f.kind for f in unit.fallbacks] == ["crf", "heuristic"]
     assert all(f.data_problems(unit) == [] for f in unit.fallbacks)
-    assert 6 <= len(unit.routing.requests) <= 10
+    assert 6 <= len(unit.routing.requests) <= 40
     assert unit.routing.keywords
     assert len(_crf(unit).examples_path(unit).read_text(encoding="utf-8").splitlines()) >= 120
 
