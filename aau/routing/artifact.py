@@ -1,7 +1,8 @@
 """The fitted router on disk: one JSON file, never a pickle.
 
 It holds the per-unit references the features compare with (embeddings as base64 float16
-rows, with their texts for the explanations; keywords; learned words; term profiles), the two
+rows, with their texts for the explanations; keywords; learned words; term and value profiles;
+each unit's heads over embeddings and character n-grams, float16 rows likewise), the two
 linear models (with and without term features: weights, scaler, threshold) and the digest of
 the unit data they were fitted on. Reading it checks every shape and bound, so a corrupt or
 hostile file is a coded error, not a crash deep inside numpy.
@@ -18,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from aau.errors import CalibrationError
-from aau.routing.features import FEATURES, UnitReference
+from aau.routing.features import FEATURES, LEXICAL_DIM, UnitReference
 
 __all__ = [
     "ARTIFACT_FORMAT",
@@ -145,6 +146,9 @@ def reference_to_json(ref: UnitReference) -> dict[str, Any]:
         "learned_words": ref.learned,
         "term_profile": ref.profile,
         "needs": ref.needs,
+        "value_profile": ref.values,
+        "head": None if ref.head is None else encode_vectors(ref.head[None, :]),
+        "lexical": None if ref.lexical is None else encode_vectors(ref.lexical[None, :]),
     }
 
 
@@ -192,7 +196,20 @@ def reference_from_json(value: Any, dim: int, where: str) -> UnitReference:
         requests=requests[1], request_texts=requests[0],
         keywords=keywords, learned=_str_floats(value.get("learned_words", {}), where),
         profile=_str_floats(value.get("term_profile", {}), where), needs=needs,
+        values=_str_floats(value.get("value_profile", {}), where),
+        head=_head(value.get("head"), dim, f"{where}: head"),
+        lexical=_head(value.get("lexical"), LEXICAL_DIM, f"{where}: lexical"),
     )  # fmt: skip
+
+
+def _head(value: Any, dim: int, where: str) -> np.ndarray | None:
+    """A unit's head (``dim`` weights, then the bias), checked; None where none was stored."""
+    if value is None:
+        return None
+    head = decode_vectors(value, dim + 1, where)
+    if head.shape[0] != 1:
+        raise RouterArtifactError(f"{where}: one head row expected")
+    return head[0]
 
 
 def write_artifact(path: Path, body: dict[str, Any]) -> None:

@@ -5,9 +5,11 @@ unit it is compared with what the unit brings (``aau.routing.data``): sentence-e
 similarity (all-MiniLM-L6-v2) to the description, to the texts it applies to, to its own
 negatives and to its ``routing.requests`` (best, and mean of the nearest), the best two also as
 a margin over the best other unit; the unit's share of the request's nearest references; hits
-of its keywords and of the words learned from its texts; and the categories of the request's
-term hits compared with the unit's category profile. Nothing names a unit, so the weights
-fitted on some units score any other.
+of its keywords and of the words learned from its texts; the kinds of value the request holds
+(a calendar date, an amount of money, a quantity with its unit, read by ``aau.values``) against
+how often the unit's own texts hold each; and the categories of the request's term hits
+compared with the unit's category profile. Nothing names a unit, so the weights fitted on some
+units score any other.
 """
 
 from __future__ import annotations
@@ -16,26 +18,34 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from sklearn.feature_extraction.text import HashingVectorizer
+
+from aau.values import find_dates, find_money, find_quantities
 
 __all__ = [
     "EMBEDDING_FEATURES",
     "FEATURES",
     "FEATURE_VERSION",
+    "LEXICAL_DIM",
     "TERM_FEATURES",
     "UnitReference",
+    "VALUE_FEATURES",
     "chunks",
     "learned_words",
+    "lexical_vectors",
     "pair_features",
     "term_profile",
+    "value_kinds",
+    "value_profile",
     "words",
 ]
 
-FEATURE_VERSION = "route-features-4"
+FEATURE_VERSION = "route-features-5"
 """Changes whenever a feature's meaning does: a fitted router of another version is stale."""
 
 EMBEDDING_FEATURES = (
@@ -49,10 +59,16 @@ EMBEDDING_FEATURES = (
     "request_sim_mean",
     "request_margin",
     "neighbour_share",
+    "head_score",
+    "lexical_score",
 )
 WORD_FEATURES = ("keyword_hits", "learned_word_hits")
+VALUE_FEATURES = ("value_share", "value_lift")
 TERM_FEATURES = ("term_profile_cos", "term_category_lift", "term_hits")
-FEATURES = (*EMBEDDING_FEATURES, *WORD_FEATURES, *TERM_FEATURES)
+FEATURES = (*EMBEDDING_FEATURES, *WORD_FEATURES, *VALUE_FEATURES, *TERM_FEATURES)
+
+VALUE_KINDS = ("date", "money", "quantity")
+"""The kinds of value ``value_kinds`` looks for."""
 
 WINDOW_CHARS = 320
 """A window of sentences: about what the embedding model reads well at once."""
@@ -70,6 +86,20 @@ _TOKEN = re.compile(r"\S+")
 _DIGIT = re.compile(r"\d")
 _LETTERS = re.compile(r"[^\W\d_]+")
 _LONG_DIGITS = re.compile(r"9{5,}")
+_DATE_SHAPE = re.compile(r"(?<![\d.,/-])\d{1,4}[./-]\d{1,2}[./-]\d{1,4}(?![\d,/-]|\.\d)")
+"""A written date, valid or not (``31.02.1988``, ``2025/14/03``): what a date check is asked
+about, though no calendar holds it."""
+_VALUE_CHARS = 4_000
+"""Characters of a request searched for values: a document's start says what it holds."""
+_VALUE_WINDOW, _VALUE_OVERLAP = 400, 40
+"""Windows read for values; the overlap keeps a value across a cut (``EUR 1 250,00``) whole."""
+_MAX_LIFT = 3.0
+_MAX_HEAD = 12.0
+LEXICAL_DIM = 2**14
+"""Hashed n-gram columns: no vocabulary to store, a head of this many weights per unit."""
+_HASHING = HashingVectorizer(
+    analyzer="char_wb", ngram_range=(2, 4), n_features=LEXICAL_DIM, alternate_sign=False
+)
 
 
 def chunks(text: str) -> list[str]:
@@ -140,6 +170,47 @@ def learned_words(own: Sequence[str], others: Sequence[str], *, top: int = 40) -
     return dict(best)
 
 
+def value_kinds(text: str) -> frozenset[str]:
+    """The ``VALUE_KINDS`` that ``text`` holds (its first ``_VALUE_CHARS`` characters).
+
+    Read window by window, each kind until first found: the finders cost about 10 ms per value
+    they read, and a dense document holds hundreds.
+    """
+    head = text[:_VALUE_CHARS]
+    found = {"date"} if _DATE_SHAPE.search(head) else set()
+    finders = (("date", find_dates), ("money", find_money), ("quantity", find_quantities))
+    for start in range(0, max(len(head), 1), _VALUE_WINDOW - _VALUE_OVERLAP):
+        window = head[start : start + _VALUE_WINDOW]
+        for kind, finder in finders:
+            if kind not in found and finder(window):
+                found.add(kind)
+        if len(found) == len(finders) or start + _VALUE_WINDOW >= len(head):
+            break
+    return frozenset(found)
+
+
+def value_profile(kinds: Sequence[frozenset[str]], alpha: float = 0.5) -> dict[str, float]:
+    """P(a text holds each kind) over one unit's texts, add-``alpha`` smoothed."""
+    n = len(kinds)
+    return {k: round((sum(k in ks for ks in kinds) + alpha) / (n + 2 * alpha), 6)
+            for k in VALUE_KINDS}  # fmt: skip
+
+
+def _value_features(
+    found: frozenset[str], profile: Mapping[str, float], mean: Mapping[str, float]
+) -> list[float]:
+    """How typical of the unit the request's kinds of value are, and how telling.
+
+    ``value_share``: the most typical found kind's share of the unit's texts; ``value_lift``:
+    its log ratio to the mean unit's. Both 0 for a request that holds no value (a question).
+    """
+    if not found or not profile:
+        return [0.0, 0.0]
+    share = max(profile.get(k, 0.0) for k in found)
+    lift = max(math.log(profile.get(k, 1e-3) / max(mean.get(k, 1e-3), 1e-3)) for k in found)
+    return [share, max(-_MAX_LIFT, min(_MAX_LIFT, lift))]
+
+
 def term_profile(categories: Sequence[Sequence[str]], alpha: float = 0.5) -> dict[str, float]:
     """P(category | a term hit in these texts), add-``alpha`` smoothed over the seen ones."""
     counts = Counter(c for cats in categories for c in cats)
@@ -159,6 +230,12 @@ class UnitReference:
         learned: words learned from its texts, with their weights.
         profile: P(category) of the term hits in its texts.
         needs: the units a derived unit computes from.
+        values: P(a text holds each of ``VALUE_KINDS``) over its texts (``value_profile``).
+        head: the unit's own linear head over embeddings (weights, then the bias): fitted on
+            its texts against every other unit's (``aau.routing.training``), it reads what
+            similarities to a few references miss (any e-mail is a message to classify).
+        lexical: the same over the text's character n-grams (``lexical_vectors``): the words
+            that embeddings blur ("previous" and "current" revenue, "within 10%").
     """
 
     name: str
@@ -174,6 +251,9 @@ class UnitReference:
     learned: dict[str, float]
     profile: dict[str, float]
     needs: list[str] = field(default_factory=list)
+    values: dict[str, float] = field(default_factory=dict)
+    head: np.ndarray | None = None
+    lexical: np.ndarray | None = None
     _keyword_re: Any = field(default=None, repr=False)
 
     def keyword_hits(self, folded: str) -> int:
@@ -186,11 +266,12 @@ class UnitReference:
         return len(set(self._keyword_re.findall(folded)))
 
 
-def _masked(sims: np.ndarray, texts: Sequence[str], exclude: str | None) -> np.ndarray:
-    """Leave-one-out: a training text never counts its own copy among the references."""
-    if exclude is not None and exclude in texts:
+def _masked(sims: np.ndarray, texts: Sequence[str], exclude: Collection[str]) -> np.ndarray:
+    """Leave-one-out: a training text never counts its own copy (or its parts') as reference."""
+    hidden = [i for i, t in enumerate(texts) if t in exclude] if exclude else []
+    if hidden:
         sims = sims.copy()
-        sims[:, [i for i, t in enumerate(texts) if t == exclude]] = -1.0
+        sims[:, hidden] = -1.0
     return sims
 
 
@@ -224,7 +305,7 @@ def _term_features(
 
 
 def _neighbour_shares(
-    windows: np.ndarray, units: Sequence[UnitReference], exclude: str | None
+    windows: np.ndarray, units: Sequence[UnitReference], exclude: Collection[str]
 ) -> list[float]:
     """Per unit: its share of the nearest references (every unit's examples and requests).
 
@@ -250,6 +331,25 @@ def _neighbour_shares(
     return [float(v) for v in shares.max(axis=0)]
 
 
+def _head_scores(
+    rows: Any, units: Sequence[UnitReference], heads: Sequence[np.ndarray | None] | np.ndarray
+) -> list[float]:
+    """Per unit, its head's best score over ``rows`` (a logit, bounded); 0 without a head."""
+    out = []
+    for unit_head in heads:
+        if unit_head is None or not rows.shape[0] or not np.any(unit_head):
+            out.append(0.0)
+            continue
+        best = float(np.max(rows @ unit_head[:-1]) + unit_head[-1])
+        out.append(max(-_MAX_HEAD, min(_MAX_HEAD, best)))
+    return out
+
+
+def lexical_vectors(texts: Sequence[str]) -> Any:
+    """Rows of hashed character 2-4-grams (unit length), one per text: a sparse matrix."""
+    return _HASHING.transform([t.casefold() for t in texts])
+
+
 def pair_features(
     windows: np.ndarray,
     text: str,
@@ -257,7 +357,10 @@ def pair_features(
     units: Sequence[UnitReference],
     prior: Mapping[str, float],
     *,
-    exclude: str | None = None,
+    exclude: str | Collection[str] = (),
+    kinds: frozenset[str] | None = None,
+    heads: np.ndarray | None = None,
+    lexical_heads: np.ndarray | None = None,
 ) -> np.ndarray:
     """The ``FEATURES`` of ``text`` (its window embeddings ``windows``) for each of ``units``.
 
@@ -267,13 +370,26 @@ def pair_features(
         categories: the categories of its term hits, counted (empty: no term features).
         units: the references of every routed unit (margins compare with the others).
         prior: P(category) over every unit's texts.
-        exclude: a training text, left out of the references it is compared with.
+        exclude: a training text (or the texts a mixed one was made of), left out of the
+            references it is compared with.
+        kinds: ``value_kinds(text)``, when already read.
+        heads: each unit's head (rows of weights and bias) in place of ``unit.head``: fitting
+            scores a training text with heads fitted without it.
+        lexical_heads: likewise in place of ``unit.lexical``.
     """
+    exclude = (exclude,) if isinstance(exclude, str) else exclude
     folded = text.casefold()
     present = words(text)
+    found = value_kinds(text) if kinds is None else kinds
+    mean = {k: float(np.mean([u.values.get(k, 0.0) for u in units])) for k in VALUE_KINDS}
+    scores = _head_scores(windows, units, [u.head for u in units] if heads is None else heads)
+    grams = lexical_vectors(chunks(text))
+    lexical = _head_scores(
+        grams, units, [u.lexical for u in units] if lexical_heads is None else lexical_heads
+    )
     shares = _neighbour_shares(windows, units, exclude)
     raw = []
-    for unit, share in zip(units, shares, strict=True):
+    for unit, share, head, lex in zip(units, shares, scores, lexical, strict=True):
         desc = float((windows @ unit.description).max())
         ex_max, ex_mean = _best(
             _masked(windows @ unit.examples.T, unit.example_texts, exclude), _TOP_EXAMPLES
@@ -285,8 +401,9 @@ def pair_features(
         learned = sum(w for word, w in unit.learned.items() if word in present)
         raw.append([
             desc, ex_max, ex_mean, 0.0, neg_max, ex_max - neg_max,
-            rq_max, rq_mean, 0.0, share,
+            rq_max, rq_mean, 0.0, share, head, lex,
             math.log1p(unit.keyword_hits(folded)), math.log1p(learned),
+            *_value_features(found, unit.values, mean),
             *_term_features(categories, unit.profile, prior),
         ])  # fmt: skip
     out = np.array(raw, dtype=float).reshape(len(units), len(FEATURES))

@@ -32,7 +32,13 @@ from aau.routing.artifact import (
     write_artifact,
 )
 from aau.routing.data import unit_digest, unit_texts, units_digest
-from aau.routing.features import FEATURE_VERSION, UnitReference, chunks, pair_features
+from aau.routing.features import (
+    FEATURE_VERSION,
+    UnitReference,
+    chunks,
+    pair_features,
+    value_kinds,
+)
 from aau.routing.training import build_references, fit_models, training_pairs
 from aau.runner.runner import check_text, valid_text
 from aau.spec.model import UnitSpec
@@ -296,12 +302,15 @@ class Router:
         vectors = _embed(self.embedder, windows)
         hits = (terms or _shipped_terms()).find(text) if use_terms else []
         categories = Counter(hit.category for hit in hits)
-        x = pair_features(vectors, text, categories, self.references, self.prior)
+        kinds = value_kinds(text)
+        x = pair_features(vectors, text, categories, self.references, self.prior, kinds=kinds)
         model = self.models["terms" if use_terms else "no_terms"]
         probabilities = model.probabilities(x)
         parts = model.standardized(x) * model.coef
         own_probabilities = probabilities
-        probabilities = _with_needs(own_probabilities, self.references)
+        probabilities = (
+            _with_needs(own_probabilities, self.references) if kinds else own_probabilities
+        )
         nearest = self._nearest(vectors)
         routes = []
         for i, ref in enumerate(self.references):
@@ -339,7 +348,8 @@ def _with_needs(probabilities: np.ndarray, refs: Sequence[UnitReference]) -> np.
     """A derived unit applies where every unit it needs applies: at least their least likely.
 
     Its own features score it for a request that asks for it ("is Q3 revenue within 10% of
-    Q2?"); a document holding both revenues routes it through what it needs.
+    Q2?"); a document holding both revenues routes it through what it needs. Only a text that
+    holds values does (``Router.route``): a question for both revenues asks for no comparison.
     """
     index = {r.name: i for i, r in enumerate(refs)}
     out = probabilities.copy()

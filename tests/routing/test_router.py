@@ -17,8 +17,19 @@ from aau.limits import LIMITS
 from aau.routing import Router, RouterArtifactError, RouterStale
 from aau.routing import data as routing_data
 from aau.routing.artifact import encode_vectors
-from aau.routing.features import FEATURES, MAX_CHUNKS, TERM_FEATURES, chunks, words
+from aau.routing.data import UnitTexts
+from aau.routing.features import (
+    FEATURES,
+    MAX_CHUNKS,
+    TERM_FEATURES,
+    UnitReference,
+    chunks,
+    value_kinds,
+    value_profile,
+    words,
+)
 from aau.routing.router import _with_needs
+from aau.routing.training import MIXED_PER_PAIR, _fold, _mixed_texts, _telling_kinds
 from aau.spec.model import UnitSpec
 
 UNITS = Path(__file__).resolve().parents[2] / "units"
@@ -69,6 +80,58 @@ def test_words_include_value_shapes() -> None:
     assert {"total", "due", "eur", "#9,999.99", "#9999-99-99", "#99a"} <= found
 
 
+def test_value_kinds_read_dates_money_and_quantities() -> None:
+    assert value_kinds("Invoice of 3 May 2025: total EUR 1.190,00 for 250 kg.") == {
+        "date", "money", "quantity"
+    }  # fmt: skip
+    assert value_kinds("Form field 'date of birth': 31.02.1988") == {"date"}  # no such day
+    assert value_kinds("What is the total of this invoice?") == frozenset()
+    assert value_kinds("") == frozenset()
+    # a dense document is read until each kind is found, not value by value to its end
+    dense = "Lieferung von 250 Stück am 22.03.2025 zum Preis von 1.190,00 EUR. " * 400
+    assert value_kinds(dense) == {"date", "money", "quantity"}
+    late = "Nothing to see here. " * 150 + "Total: EUR 12.00"
+    assert value_kinds(late) == {"money"}  # past the first window, within the read head
+
+
+def test_value_profile_and_the_kinds_that_tell_a_unit() -> None:
+    profile = value_profile([frozenset({"date"}), frozenset({"date", "money"}), frozenset()])
+    assert profile == {"date": 0.625, "money": 0.375, "quantity": 0.125}
+
+    def ref(name: str, values: dict[str, float]) -> UnitReference:
+        empty = np.zeros((0, 3), dtype=np.float32)
+        return UnitReference(name, np.zeros(3), "", empty, [], empty, [], empty, [], [], {}, {},
+                             values=values)  # fmt: skip
+
+    refs = [
+        ref("dates", {"date": 0.98, "money": 0.1, "quantity": 0.1}),
+        ref("prices", {"date": 0.1, "money": 0.95, "quantity": 0.1}),
+        ref("fees", {"date": 0.1, "money": 0.95, "quantity": 0.1}),
+        ref("mail", {"date": 0.05, "money": 0.05, "quantity": 0.1}),
+    ]
+    # a date tells the date unit (few others hold one); money is held by two units of four
+    assert _telling_kinds(refs) == {
+        "dates": {"date"}, "prices": frozenset(), "fees": frozenset(), "mail": frozenset()
+    }  # fmt: skip
+
+
+def test_mixed_documents_join_two_units_texts_from_one_fold() -> None:
+    def unit(name: str, needs: tuple[str, ...] = ()) -> UnitTexts:
+        texts = tuple((f"{name} text number {i}.", "data") for i in range(40))
+        return UnitTexts(name, "", (), (), (*texts, (f"{name} golden.", "golden")), (), needs)
+
+    units = [unit("a"), unit("b"), unit("c"), unit("derived", ("a", "b"))]
+    mixed = _mixed_texts(units)
+    owners = {t: u.name for u in units for t, _ in u.positives}
+    pairs = {frozenset(owners[p] for p in parts) for parts in mixed.values()}
+    assert pairs == {frozenset("ab"), frozenset("ac"), frozenset("bc")}  # never the derived unit
+    for text, parts in mixed.items():
+        assert text == " ".join(parts)
+        assert len({_fold(p) for p in parts}) == 1  # cross-validation never sees a part
+        assert not any(p.endswith("golden.") for p in parts)  # golden cases stay whole
+    assert len(mixed) <= 3 * 5 * MIXED_PER_PAIR
+
+
 def test_a_derived_unit_applies_where_its_needs_all_apply() -> None:
     def ref(name: str, needs: list[str] | None = None) -> object:
         return type("Ref", (), {"name": name, "needs": needs or []})()
@@ -106,6 +169,20 @@ def test_unit_texts_split_positives_from_own_negatives(tmp_path: Path) -> None:
     assert len([t for t, s in texts.positives if s == "data"]) == routing_data.MAX_DATA_POSITIVES
     assert "The meeting moved to Tuesday, room 4." in [t for t, _ in texts.negatives]
     assert ("Invoice 2024-117. Total due: EUR 1,250.00 by 30 April.", "example") in texts.positives
+
+
+def test_not_for_requests_are_own_negatives_and_enter_the_digest(tmp_path: Path) -> None:
+    (shipped,) = [u for u in _copy_units(tmp_path) if u.name == "extract_price"]
+
+    def with_not_for(requests: list[str]) -> UnitSpec:
+        routing = shipped.routing.model_copy(update={"not_for": requests})
+        return shipped.model_copy(update={"routing": routing})
+
+    unit = with_not_for(["What is the deductible?", "Write a haiku about rain."])
+    texts = routing_data.unit_texts(unit)
+    assert ("What is the deductible?", "not_for") in texts.negatives
+    assert "What is the deductible?" not in [t for t, _ in texts.positives]
+    assert routing_data.unit_digest(unit) != routing_data.unit_digest(with_not_for([]))
 
 
 # -- fitted on real units ----------------------------------------------------------------
@@ -213,6 +290,16 @@ def test_tampered_vectors_are_refused(fitted: tuple[Router, Path, Path], tmp_pat
     body["models"]["terms"]["coef"] = body["models"]["terms"]["coef"][:-1]
     bad.write_text(json.dumps(body))
     with pytest.raises(RouterArtifactError, match="weights do not match"):
+        Router.load(bad)
+    body = json.loads(path.read_text(encoding="utf-8"))
+    body["units"][0]["lexical"] = encode_vectors(np.full((1, 8), np.inf))
+    bad.write_text(json.dumps(body))
+    with pytest.raises(RouterArtifactError, match="lexical"):
+        Router.load(bad)
+    body["units"][0]["lexical"] = None
+    body["units"][0]["head"] = encode_vectors(np.ones((2, 385)))
+    bad.write_text(json.dumps(body))
+    with pytest.raises(RouterArtifactError, match="one head row"):
         Router.load(bad)
 
 
