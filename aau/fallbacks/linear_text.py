@@ -25,11 +25,13 @@ import math
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
-from sklearn.feature_extraction.text import TfidfVectorizer
+
+if TYPE_CHECKING:
+    from sklearn.feature_extraction.text import TfidfVectorizer
 
 __all__ = [
     "MODEL_FORMAT",
@@ -87,6 +89,8 @@ class ModelData(_Strict):
 
 def vectorizer(analyzer: str, ngram_range: tuple[int, int], **fit: Any) -> TfidfVectorizer:
     """The scikit-learn vectorizer of one block; ``fit`` adds the training-only settings."""
+    from sklearn.feature_extraction.text import TfidfVectorizer  # only where a unit uses one
+
     return TfidfVectorizer(analyzer=analyzer, ngram_range=ngram_range, lowercase=True,
                            sublinear_tf=True, dtype=np.float64, **fit)  # fmt: skip
 
