@@ -51,7 +51,7 @@ MAX_REF_REQUESTS = 64
 TELLING_SHARE, TELLING_LIFT = 0.85, 2.5
 """A kind of value held by this share of a unit's texts, and this many times the mean unit's."""
 
-HEAD_C = 1.0
+HEAD_C = 10.0
 """Inverse regularization of the units' heads over embeddings."""
 
 MIXED_PER_PAIR = 6
