@@ -89,8 +89,9 @@ _LONG_DIGITS = re.compile(r"9{5,}")
 _DATE_SHAPE = re.compile(r"(?<![\d.,/-])\d{1,4}[./-]\d{1,2}[./-]\d{1,4}(?![\d,/-]|\.\d)")
 """A written date, valid or not (``31.02.1988``, ``2025/14/03``): what a date check is asked
 about, though no calendar holds it."""
-_VALUE_CHARS = 4_000
-"""Characters of a request searched for values: a document's start says what it holds."""
+_VALUE_CHARS = 1_600
+"""Characters of a request searched for values: a document's start says what it holds, and
+the money finder can take 0.3 s on 400 characters dense with numbers and short words."""
 _VALUE_WINDOW, _VALUE_OVERLAP = 400, 40
 """Windows read for values; the overlap keeps a value across a cut (``EUR 1 250,00``) whole."""
 _MAX_LIFT = 3.0
