@@ -38,6 +38,7 @@ __all__ = [
     "chunks",
     "learned_words",
     "lexical_vectors",
+    "mean_values",
     "pair_features",
     "term_profile",
     "value_kinds",
@@ -195,6 +196,11 @@ def value_profile(kinds: Sequence[frozenset[str]], alpha: float = 0.5) -> dict[s
     n = len(kinds)
     return {k: round((sum(k in ks for ks in kinds) + alpha) / (n + 2 * alpha), 6)
             for k in VALUE_KINDS}  # fmt: skip
+
+
+def mean_values(units: Sequence[UnitReference]) -> dict[str, float]:
+    """The mean of the units' ``values``: how often the average unit's texts hold each kind."""
+    return {k: float(np.mean([u.values.get(k, 0.0) for u in units])) for k in VALUE_KINDS}
 
 
 def _value_features(
@@ -382,7 +388,7 @@ def pair_features(
     folded = text.casefold()
     present = words(text)
     found = value_kinds(text) if kinds is None else kinds
-    mean = {k: float(np.mean([u.values.get(k, 0.0) for u in units])) for k in VALUE_KINDS}
+    mean = mean_values(units)
     scores = _head_scores(windows, units, [u.head for u in units] if heads is None else heads)
     grams = lexical_vectors(chunks(text))
     lexical = _head_scores(

@@ -201,8 +201,9 @@ class Router:
         def categorize(text: str) -> Counter[str]:
             return Counter(hit.category for hit in term_set.find(text))
 
-        refs, prior = build_references(texts, embed, categorize)
-        x, y, groups, presumed = training_pairs(texts, refs, prior, embed, categorize)
+        read_kinds = cache(value_kinds)  # each text's values read once (about 10 s of a fit)
+        refs, prior = build_references(texts, embed, categorize, read_kinds)
+        x, y, groups, presumed = training_pairs(texts, refs, prior, embed, categorize, read_kinds)
         n_texts = len({t for u in texts for t in [*(p for p, _ in u.positives), *u.requests]})
         models, report = fit_models(x, y, groups, presumed, n_texts, drop=drop)
         digests = {u.name: unit_digest(u) for u in units}

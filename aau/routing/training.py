@@ -35,6 +35,7 @@ from aau.routing.features import (
     chunks,
     learned_words,
     lexical_vectors,
+    mean_values,
     pair_features,
     term_profile,
     value_kinds,
@@ -62,6 +63,8 @@ CLEANING_P = 0.5
 
 Embed = Callable[[Sequence[str]], np.ndarray]
 Categorize = Callable[[str], Counter[str]]
+ReadKinds = Callable[[str], frozenset[str]]
+"""``value_kinds``, or a cache of it: fitting reads a unit's texts for both steps."""
 
 
 @dataclass(frozen=True)
@@ -85,8 +88,9 @@ class FitReport:
 
 
 def build_references(
-    units: Sequence[UnitTexts], embed: Embed, categorize: Categorize
-) -> tuple[list[UnitReference], dict[str, float]]:
+    units: Sequence[UnitTexts], embed: Embed, categorize: Categorize,
+    read_kinds: ReadKinds = value_kinds,
+) -> tuple[list[UnitReference], dict[str, float]]:  # fmt: skip
     """Each unit's references (embedded) and the category prior over every unit's texts."""
     own_texts = {u.name: [t for t, _ in u.positives] + list(u.requests) for u in units}
     cats = {
@@ -111,7 +115,7 @@ def build_references(
             learned=learned_words(own_texts[unit.name], others),
             profile=term_profile(cats[unit.name]),
             needs=list(unit.needs),
-            values=value_profile([value_kinds(t) for t, _ in unit.positives]),
+            values=value_profile([read_kinds(t) for t, _ in unit.positives]),
         ))  # fmt: skip
     return refs, prior
 
@@ -122,8 +126,12 @@ def training_pairs(
     prior: dict[str, float],
     embed: Embed,
     categorize: Categorize,
+    read_kinds: ReadKinds = value_kinds,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Features, labels, each pair's fold (by its text) and whether its label is presumed.
+
+    Also sets each reference's ``head`` and ``lexical``, fitted on every text: the pairs'
+    own features come from heads fitted without the text's fold.
 
     A presumed label is a negative taken from another unit's text: nothing says the text does
     not hold this unit's value too (a dated invoice is a price text and a date text).
@@ -146,7 +154,7 @@ def training_pairs(
     embedded = embed(list(dict.fromkeys(w for ws in windows.values() for w in ws)))
     index = {w: i for i, w in enumerate(dict.fromkeys(w for ws in windows.values() for w in ws))}
     telling = _telling_kinds(refs)
-    kinds = {text: value_kinds(text) for text in texts}
+    kinds = {text: read_kinds(text) for text in texts}
     # Each pair's label: 1, 0, or unknown (-1: left out of training).
     known = np.full((len(texts), len(names)), -1, dtype=int)
     for row, text in enumerate(texts):
@@ -241,15 +249,14 @@ def _telling_kinds(refs: Sequence[UnitReference]) -> dict[str, frozenset[str]]:
     Another unit's text holding one (a dated invoice, for the date unit) says nothing about
     whether this unit applies to it: it is no presumed negative.
     """
-    out = {}
-    for ref in refs:
-        kinds = set()
-        for kind, share in ref.values.items():
-            mean = float(np.mean([r.values.get(kind, 0.0) for r in refs]))
-            if share >= TELLING_SHARE and share >= TELLING_LIFT * mean:
-                kinds.add(kind)
-        out[ref.name] = frozenset(kinds)
-    return out
+    mean = mean_values(refs)
+    return {
+        ref.name: frozenset(
+            kind for kind, share in ref.values.items()
+            if share >= TELLING_SHARE and share >= TELLING_LIFT * mean.get(kind, 0.0)
+        )
+        for ref in refs
+    }  # fmt: skip
 
 
 def _fit(x: np.ndarray, y: np.ndarray) -> tuple[StandardScaler, LogisticRegression]:
