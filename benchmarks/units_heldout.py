@@ -1,8 +1,11 @@
 """Accuracy and calibration of units on their held-out labelled texts (never used to train).
 
     python benchmarks/units_heldout.py units/detect_complaint.yaml [more units] [--no-model]
+        [--part dev|test]
 
-For each unit given, it reads ``<name>.heldout.jsonl`` beside the unit (lines
+For each unit given, it reads ``<name>.heldout.jsonl`` beside the unit (``--part test``:
+``<name>.heldout.test.jsonl``, a second held-out file written later and apart, for the figure
+alone; choices are made on the first) (lines
 ``{"text": ..., "output": {...}}``, the labelled-examples format) and prints, per way of
 answering, how many texts, the accuracy (``correct``: the whole output equal to the expected
 one) and the ECE (10 equal-width confidence bins, ``aau.calibration.report``):
@@ -10,13 +13,20 @@ one) and the ECE (10 equal-width confidence bins, ``aau.calibration.report``):
 - ``classifier``: the unit's classifier path alone (its own calibrated probability), when the
   unit has one;
 - ``fallbacks``: the whole unit through ``aau.Pipeline([...], engine=False)`` (no model: the
-  fallbacks in order, as the policy selects them), with the shipped calibrator (the pipeline's
-  default) and with none (``raw``, the paths' own confidences);
+  fallbacks in order, as the policy selects them), with the pipeline's default calibrator (the
+  unit's own, ``<name>.calibration.json``, where it has one, else the shipped one) and with none
+  (``raw``, the paths' own confidences);
 - ``model``: the whole unit through ``aau.Pipeline([...])``, the embedded model on this machine
   (slow on a CPU), unless ``--no-model``.
 
-A unit without a valid answer counts as wrong at confidence 0. The last line printed is one JSON
-object with every figure.
+A unit without a valid answer counts as wrong at confidence 0. Right means what the unit's
+calibration fitting means by it (``aau.fitting.unit_calibration.answer_correct``): a records list
+compared as records (any order, ``records_equal``), fields of a CRF path through its
+normalizers, anything else as JSON values. A derived unit has no file of its own: its held-out
+texts are those every unit it needs has in its held-out file, its expected output the
+computation over their expected outputs (texts whose inputs cannot be compared are left out),
+and it runs in one pipeline with those units. The last line printed is one JSON object with
+every figure.
 """
 
 from __future__ import annotations
@@ -35,8 +45,12 @@ sys.path.insert(0, str(ROOT))  # run as a script from anywhere
 from aau import Pipeline  # noqa: E402
 from aau.answers import PathContext  # noqa: E402
 from aau.calibration.report import expected_calibration_error  # noqa: E402
+from aau.errors import InputError  # noqa: E402
 from aau.fallbacks.classifier import ClassifierFallback  # noqa: E402
 from aau.fallbacks.labelled import LabelledExample, load_labelled  # noqa: E402
+from aau.fitting.unit_calibration import answer_correct  # noqa: E402
+from aau.results import UnitResult  # noqa: E402
+from aau.runner.derived import compute_derived  # noqa: E402
 from aau.spec.model import UnitSpec  # noqa: E402
 
 Answer = tuple[Mapping[str, Any] | None, float]
@@ -49,21 +63,51 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def correct(unit: UnitSpec, output: Mapping[str, Any] | None, expected: Mapping[str, Any]) -> bool:
-    """Whether ``output`` is the expected answer: every field of ``expected`` equal.
-
-    A records unit may need a looser rule (records in any order, numbers within a tolerance);
-    this is the one place to add it, by ``unit.kind``.
-    """
+    """Whether ``output`` is the expected answer (see the module docstring)."""
     if output is None:
         return False
-    return all(_same(output.get(name), value) for name, value in expected.items())
+    if unit.kind == "derived":
+        return all(_same(output.get(name), value) for name, value in expected.items())
+    return answer_correct(unit, output, expected)
 
 
-def heldout_of(unit: UnitSpec) -> list[LabelledExample]:
-    """The unit's held-out labelled texts (``<name>.heldout.jsonl`` beside it)."""
-    path = unit.base_dir / f"{unit.name}.heldout.jsonl"
+PARTS = {"dev": ".heldout.jsonl", "test": ".heldout.test.jsonl"}
+"""The held-out files: ``dev`` for choices, ``test`` (where a unit has one) for the figure only."""
+
+
+def _own_heldout(unit: UnitSpec, part: str = "dev") -> list[LabelledExample]:
+    path = unit.base_dir / f"{unit.name}{PARTS[part]}"
+    if not path.is_file():
+        return []
     fields = list(unit.output.get("properties", {}))
     return load_labelled(path, unit.output, fields, max_chars=1_000_000)
+
+
+def needed_units(unit: UnitSpec) -> list[UnitSpec]:
+    """The units a derived unit needs, read from its folder."""
+    return [UnitSpec.from_file(unit.base_dir / f"{name}.yaml") for name in unit.needs]
+
+
+def heldout_of(unit: UnitSpec, part: str = "dev") -> list[LabelledExample]:
+    """The unit's held-out labelled texts of ``part`` (its own file, or its needs', derived)."""
+    if unit.kind != "derived":
+        return _own_heldout(unit, part)
+    per_need = [{e.text: e.output for e in _own_heldout(need, part)}
+                for need in needed_units(unit)]  # fmt: skip
+    examples = []
+    for text, first in per_need[0].items():
+        if not all(text in outputs for outputs in per_need[1:]):
+            continue
+        upstream = {
+            name: UnitResult(name, "1", outputs[text] if i else first, 1.0, "gold", None, {})
+            for i, (name, outputs) in enumerate(zip(unit.needs, per_need, strict=True))
+        }
+        try:
+            expected = compute_derived(unit, upstream).output
+        except InputError:  # inputs that do not compare (two currencies): no expected output
+            continue
+        examples.append(LabelledExample(text=text, output=expected, line=len(examples) + 1))
+    return examples
 
 
 def score(
@@ -117,21 +161,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("units", nargs="+", type=Path, help="unit files (units/<name>.yaml)")
     parser.add_argument("--no-model", action="store_true", help="skip the embedded-model run")
+    parser.add_argument(
+        "--part", choices=sorted(PARTS), default="dev",
+        help="dev: <name>.heldout.jsonl (for choices); test: <name>.heldout.test.jsonl (written "
+        "apart, later, by someone who saw neither the training data nor the dev figures)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     figures: dict[str, dict[str, Any]] = {}
     for path in args.units:
         unit = UnitSpec.from_file(path)
-        examples = heldout_of(unit)
+        examples = heldout_of(unit, args.part)
+        if not examples:
+            print(f"{unit.name}: no {args.part} held-out texts", flush=True)
+            continue
         ways: dict[str, Callable[[str], Answer]] = {}
         alone = classifier_answer(unit)
         if alone is not None:
             ways["classifier"] = alone
-        ways["fallbacks"] = pipeline_answer(Pipeline([unit], engine=False), unit)
+        members = [unit, *needed_units(unit)] if unit.kind == "derived" else [unit]
+        ways["fallbacks"] = pipeline_answer(Pipeline(members, engine=False), unit)
         ways["fallbacks_raw"] = pipeline_answer(
-            Pipeline([unit], engine=False, calibrator=False), unit
+            Pipeline(members, engine=False, calibrator=False), unit
         )
         if not args.no_model:
-            ways["model"] = pipeline_answer(Pipeline([unit]), unit)
+            ways["model"] = pipeline_answer(Pipeline(members), unit)
         figures[unit.name] = {}
         for way, answer in ways.items():
             row = score(unit, examples, answer)

@@ -167,6 +167,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
             print(f"error: --base-url and --served-model name a server; the {engine.backend} "
                   "engine runs in process (pass --engine openai)", file=sys.stderr)  # fmt: skip
             return 2
+    if args.unit:
+        return _calibrate_units(args, engine)
     try:
         calibrate(
             Path(args.data) if args.data else None,
@@ -180,6 +182,46 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     except MissingCalibrationInput as exc:  # what it needs and where it looked, no traceback
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    return 0
+
+
+def _progress(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _calibrate_units(args: argparse.Namespace, config: EngineConfig | None) -> int:
+    """``aau calibrate --unit``: fit and write each unit's own calibrator; print its figures."""
+    from aau.calibration.unit_calibrator import unit_calibration_path
+    from aau.engines.registry import build_engine
+    from aau.errors import CalibrationError
+    from aau.fitting.unit_calibration import fit_unit_calibration, write_unit_calibration
+
+    engine = None if args.no_model else build_engine(config)
+    try:
+        for path in args.unit:
+            spec = _load(Path(path))
+            try:
+                apart = spec.base_dir / f"{spec.name}.heldout.jsonl"
+                data = fit_unit_calibration(spec, engine=engine, log=_progress,
+                                            apart=apart if apart.is_file() else None)  # fmt: skip
+            except CalibrationError as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                return 2
+            out = unit_calibration_path(spec)
+            write_unit_calibration(data, out)
+            report = data.report
+            paths = ", ".join(f"{name} {p['rows']} answers, right {p['accuracy']:.3f}, "
+                              f"out-of-fold ECE {p['cv_ece']:.3f}"
+                              for name, p in report["paths"].items())  # fmt: skip
+            print(
+                f"{spec.name}: {report['rows']} answers on {report['texts']} texts, C "
+                f"{report['c']}, out-of-fold ECE {report['cv_ece']:.3f} ({paths}); wrote {out}"
+            )
+            if args.json:
+                print(json.dumps({"unit": spec.name, **report}, sort_keys=True))
+    finally:
+        if engine is not None:
+            engine.close()
     return 0
 
 
@@ -341,6 +383,16 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="the model name the server knows (engine openai; default: asked from the server)",
     )
+    p.add_argument(
+        "--unit", action="append", metavar="FILE",
+        help="fit this unit's own calibrator instead (<name>.calibration.json beside it) from "
+        "out-of-fold runs on its labelled texts, rescaled on <name>.heldout.jsonl where the unit "
+        "has one; repeatable",
+    )  # fmt: skip
+    p.add_argument(
+        "--no-model", action="store_true",
+        help="with --unit: fit on the fallbacks' answers alone (no engine)",
+    )  # fmt: skip
     p.set_defaults(func=cmd_calibrate)
 
     p = sub.add_parser("grammar", help="field-format grammars")

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from aau.errors import SpecError
+from aau.errors import CalibrationError, SpecError
 from aau.fallbacks.crf import CrfFallback, CrfModelError, CrfModelMissing, open_model
 from aau.fallbacks.fields import unused_table_notes
 from aau.spec.loader import line_of, read_yaml_file
@@ -46,6 +46,31 @@ def crf_model_problems(spec: UnitSpec) -> tuple[list[SpecError], list[SpecError]
     return errors, warnings
 
 
+def unit_calibration_problem(spec: UnitSpec) -> str | None:
+    """What is wrong with the unit's own calibrator (unreadable, stale), if it has one.
+
+    A warning, not an error: the unit still runs, scored by a calibrator that knew other texts.
+    """
+    from aau.calibration.unit_calibrator import (
+        load_unit_calibrator,
+        stale_reason,
+        unit_calibration_path,
+    )
+
+    path = unit_calibration_path(spec)
+    if spec.source is None or not path.is_file():
+        return None
+    try:
+        reason = stale_reason(load_unit_calibrator(path).data, spec)
+    except CalibrationError as exc:
+        return str(exc)
+    if reason is None:
+        return None
+    return (
+        f"{path}: the unit calibration is stale: {reason}; run `aau calibrate --unit {spec.source}`"
+    )
+
+
 def _check_one(path: Path, out: TextIO, err: TextIO) -> bool:
     """Print the problems of one unit file; True when it has none."""
     try:
@@ -65,6 +90,9 @@ def _check_one(path: Path, out: TextIO, err: TextIO) -> bool:
         print(f"note: {note}", file=err)
     for note in unused_table_notes(spec):
         print(f"note: {note}", file=err)
+    calibration = unit_calibration_problem(spec)
+    if calibration is not None:
+        print(f"warning: {calibration}", file=err)
     if not errors:
         print(f"ok: {path} ({spec.key})", file=out)
     return not errors

@@ -603,6 +603,13 @@ class RecordsPath:
                                 default=0.0)  # fmt: skip
         return chance
 
+    def gold_output(self, example: AnnotatedExample) -> dict[str, Any]:
+        """The answer an annotated text's labelled spans make, assembled as predicted ones are."""
+        starts = [token.start for token in tokenize(example.text)]
+        spans = tuple(TaggedSpan(s.label, s.start, s.end, (1.0,)) for s in example.spans)
+        none = {f.label: [0.0] * len(starts) for f in self.spec.fields.values()}
+        return dict(self.answer(example.text, _Tagged(spans, none, starts)).output)
+
     def measure(self, model: bytes, held: Sequence[AnnotatedExample]) -> dict[str, float]:
         """Record-level scores of a trained model on annotated texts (``aau train``).
 
@@ -618,10 +625,7 @@ class RecordsPath:
         for example in held:
             tagged = self._tag(tagger, example.text, [])
             got = self.answer(example.text, tagged).output[self.spec.list_name]
-            gold_spans = tuple(TaggedSpan(s.label, s.start, s.end, (1.0,)) for s in example.spans)
-            none = {label: [0.0] * len(tagged.token_starts) for label in tagged.marginals}
-            wanted = self.answer(example.text, _Tagged(gold_spans, none, tagged.token_starts))
-            expected = wanted.output[self.spec.list_name]
+            expected = self.gold_output(example)[self.spec.list_name]
             right += matched_records(expected, got, item)
             gold_total, predicted_total = gold_total + len(expected), predicted_total + len(got)
             exact += records_equal(expected, got, item)

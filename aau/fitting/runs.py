@@ -89,6 +89,7 @@ __all__ = [
     "TextCase",
     "abuild_runs",
     "build_runs",
+    "check_answer",
     "engine_kind",
     "external_cases",
     "external_path",
@@ -97,6 +98,7 @@ __all__ = [
     "load_config",
     "load_runs",
     "load_unit",
+    "model_generations",
     "runs_fingerprint",
     "runs_folder",
     "runs_path",
@@ -394,7 +396,7 @@ def _fold_paths(unit: UnitSpec, settings: Mapping[str, Any], work: Path) -> dict
     return paths
 
 
-def _check(
+def check_answer(
     runner: UnitRunner, path: str, answer: PathAnswer, text: str
 ) -> tuple[Outcome, PathAnswer]:
     """The run driver's checks of one answer, in its order: schema, field grammars, grounding."""
@@ -416,7 +418,9 @@ def _check(
     return "valid", answer
 
 
-async def _primary(runner: UnitRunner, texts: Sequence[str]) -> list[Generation | AAUError]:
+async def model_generations(
+    runner: UnitRunner, texts: Sequence[str]
+) -> list[Generation | AAUError]:
     """The model's generations for ``texts``, sent as the run driver sends them."""
     assert runner.engine is not None
     policy = runner.spec.policy
@@ -444,7 +448,7 @@ def _row(
     crf: CrfFallback,
     embedder: SentenceEmbedder,
 ) -> dict[str, Any]:
-    outcome, checked = _check(runner, path, answer, case.text)
+    outcome, checked = check_answer(runner, path, answer, case.text)
     evidence = PathEvidence(
         path, checked, outcome=outcome, text=case.text, description=runner.spec.description,
         generation=generation, document=case.document,
@@ -486,7 +490,7 @@ async def unit_runs(
         began = time.perf_counter()
         for first in range(0, len(cases), settings["chunk"]):
             chunk = cases[first : first + settings["chunk"]]
-            generations = await _primary(runner, [c.text for c in chunk])
+            generations = await model_generations(runner, [c.text for c in chunk])
             for case, generation in zip(chunk, generations, strict=True):
                 records.append(_record(case, runner, generation, crf_paths[case.fold],
                                        heuristic, crf, embedder))  # fmt: skip

@@ -100,9 +100,14 @@ class Pipeline:
         self.router = _router(router, specs)
         """The router that picks each input's units, or None when every unit runs."""
         self._terms = terms
+        own = calibrator is None or calibrator is True
         self.runners = [
             UnitRunner(
-                spec, self.engine, engines=self.engines, layout=layout, calibrator=self.calibrator
+                spec,
+                self.engine,
+                engines=self.engines,
+                layout=layout,
+                calibrator=(_unit_calibrator(spec) if own else None) or self.calibrator,
             )  # fmt: skip
             for spec in specs
         ]
@@ -392,6 +397,23 @@ def _calibrator(
     if isinstance(choice, str | Path):
         return load_calibrator(choice)
     return choice
+
+
+def _unit_calibrator(spec: UnitSpec) -> Calibrator | None:
+    """The unit's own calibrator (``<name>.calibration.json`` beside it), or None without one.
+
+    A unit of a kind the shared calibrator was not fitted on (classify, records) carries one,
+    fitted by ``aau calibrate --unit``; it then scores that unit's answers instead.
+
+    Raises:
+        CalibrationError: the file is there but is no readable unit calibration.
+    """
+    if spec.source is None:
+        return None
+    from aau.calibration.unit_calibrator import load_unit_calibrator, unit_calibration_path
+
+    path = unit_calibration_path(spec)
+    return load_unit_calibrator(path) if path.is_file() else None
 
 
 def _native(text: str) -> Document | None:
