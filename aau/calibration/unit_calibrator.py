@@ -1,10 +1,11 @@
-"""A unit's own calibrator: P(correct) for the kinds of unit the shared calibrator never saw.
+"""A unit's own calibrator: P(correct) for units the shared calibrator never saw.
 
 The shared calibrator (``aau.calibration.calibrator``) is fitted on runs of extract units: its
 signals are spans, value mentions and the model's tokens over one value. A classify unit's
 answer is a class, a records unit's a list; the shared network, applied to them, reads signals it
 was never shown (measured on detect_complaint's held-out texts: ECE 0.31 against 0.13 for the
-classifier's own probability). Such a unit carries its own calibrator instead,
+classifier's own probability); an extract unit of another domain fares little better. Such a
+unit carries its own calibrator instead,
 ``<name>.calibration.json`` beside the unit file, fitted by ``aau calibrate --unit``
 (``aau.fitting.unit_calibration``) from out-of-fold runs of every path on the unit's own
 labelled texts, with whole languages left out of the paths' training.

@@ -108,3 +108,45 @@ def test_unit_runs_end_to_end_on_the_default_model(unit_file: Path, default_engi
     assert result.states[:3] == ["received", "prompting", "decoding"]
     assert result.attempts[0].path == "primary"
     assert result.states[-1] == "done", result.error  # the heuristic always has an answer
+
+
+def _texts_of(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def test_held_out_parts_are_apart_from_the_training_texts_and_each_other(unit_file: Path) -> None:
+    spec = load(unit_file)
+    dev = spec.base_dir / f"{spec.name}.heldout.jsonl"
+    test = spec.base_dir / f"{spec.name}.heldout.test.jsonl"
+    if not test.is_file():
+        pytest.skip("no test part")
+    trained = {
+        row["text"]
+        for fallback in spec.fallbacks
+        if isinstance(getattr(fallback, "examples", None), str)
+        for row in _texts_of(spec.base_dir / fallback.examples)
+    }
+    dev_texts = {row["text"] for row in _texts_of(dev)} if dev.is_file() else set()
+    rows = _texts_of(test)
+
+    assert len(rows) >= 40
+    assert not {row["text"] for row in rows} & (trained | dev_texts)
+    for row in rows:
+        jsonschema.validate(row["output"], spec.output)
+
+
+def test_a_units_own_calibrator_is_current(unit_file: Path) -> None:
+    from aau.calibration.unit_calibrator import (
+        load_unit_calibrator,
+        stale_reason,
+        unit_calibration_path,
+    )
+
+    spec = load(unit_file)
+    path = unit_calibration_path(spec)
+    if not path.is_file():
+        pytest.skip("scored by the shared calibrator")
+    calibrator = load_unit_calibrator(path)
+
+    assert stale_reason(calibrator.data, spec) is None
+    assert calibrator.data.report["apart_texts"] >= 40  # rescaled on real wording
