@@ -21,12 +21,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aau.decoding.base import schema_key
+from aau.decoding.base import Matcher, schema_key
 
 if TYPE_CHECKING:
     import torch
@@ -121,14 +121,18 @@ class XGrammarBackend:
                 pass  # the disk cache only saves time
         return compiled
 
-    def new_matcher(
-        self, compiled: Any, bitmask: torch.Tensor
-    ) -> tuple[Callable[[], object], Callable[[int], bool]]:
-        """A ``GrammarMatcher``'s fill (into ``bitmask``'s row 0) and ``accept_token``."""
+    def new_matcher(self, compiled: Any, bitmask: torch.Tensor) -> Matcher:
+        """A ``GrammarMatcher``'s fill (into ``bitmask``'s row 0), accept and jump-forward.
+
+        ``find_jump_forward_tokens`` leaves out a last token that a longer vocabulary token
+        extends (``":`` before a possible ``":"``): the model's next choice may still merge
+        it with what follows. Stop and special tokens are never in it.
+        """
         import xgrammar as xgr
 
         matcher = xgr.GrammarMatcher(compiled)
-        return (lambda: matcher.fill_next_token_bitmask(bitmask, 0)), matcher.accept_token
+        return Matcher(lambda: matcher.fill_next_token_bitmask(bitmask, 0),
+                       matcher.accept_token, matcher.find_jump_forward_tokens)  # fmt: skip
 
     def new_processor(self, compiled: Any) -> Any:
         """The outlines ``XGrammarLogitsProcessor`` (torch) over ``compiled``."""
@@ -242,10 +246,11 @@ class OutlinesCoreBackend:
         except Exception as exc:  # outlines-core raises ValueError, its Rust side others
             raise ValueError(str(exc)) from exc
 
-    def new_matcher(
-        self, compiled: Any, bitmask: torch.Tensor
-    ) -> tuple[Callable[[], object], Callable[[int], bool]]:
-        """A ``Guide``'s mask written straight into ``bitmask``'s memory, and its advance."""
+    def new_matcher(self, compiled: Any, bitmask: torch.Tensor) -> Matcher:
+        """A ``Guide``'s mask written straight into ``bitmask``'s memory, and its advance.
+
+        A ``Guide`` cannot tell a forced run: no jump-forward.
+        """
         from outlines_core import Guide
 
         guide = Guide(compiled)
@@ -260,7 +265,7 @@ class OutlinesCoreBackend:
             guide.advance(token_id=token, return_tokens=False)
             return True
 
-        return fill, accept
+        return Matcher(fill, accept)
 
     def new_processor(self, compiled: Any) -> Any:
         """The outlines ``OutlinesCoreLogitsProcessor`` (torch) over ``compiled``."""

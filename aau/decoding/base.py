@@ -13,15 +13,30 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from aau.registry import Registry
 
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["CONSTRAINT_BACKENDS", "ConstraintBackend", "schema_key"]
+__all__ = ["CONSTRAINT_BACKENDS", "ConstraintBackend", "Matcher", "schema_key"]
+
+
+class Matcher(NamedTuple):
+    """One request's matcher, as the callables a ``TokenMask`` calls per step.
+
+    ``fill()`` overwrites every word of the request's bitmask with the tokens allowed next
+    (what it returns is ignored); ``accept(token)`` advances past ``token`` and returns False
+    (leaving the state unchanged) for a token the constraint does not allow. ``forced()``, where
+    the library can tell, gives the tokens the constraint forces next (jump-forward: text such
+    as ``{"amount":`` that the model has no say in), without advancing; None where it cannot.
+    """
+
+    fill: Callable[[], object]
+    accept: Callable[[int], bool]
+    forced: Callable[[], Sequence[int]] | None = None
 
 
 class ConstraintBackend(Protocol):
@@ -62,21 +77,12 @@ class ConstraintBackend(Protocol):
         """
         ...
 
-    def new_matcher(
-        self, compiled: Any, bitmask: torch.Tensor
-    ) -> tuple[Callable[[], object], Callable[[int], bool]]:
-        """One request's matcher, as the two callables a ``TokenMask`` calls per step.
+    def new_matcher(self, compiled: Any, bitmask: torch.Tensor) -> Matcher:
+        """One request's matcher over ``compiled`` (what ``compile`` returned).
 
-        Args:
-            compiled: what ``compile`` returned.
-            bitmask: an int32 tensor of shape ``(1, ceil(vocab / 32))``: token ``32 * i + j``
-                may come next when bit ``j`` of word ``i`` is set.
-
-        Returns:
-            ``fill()``, which overwrites every word of ``bitmask`` with the tokens allowed
-            next (what it returns is ignored), and ``accept(token)``, which advances past
-            ``token`` and returns False (leaving the state unchanged) for a token the
-            constraint does not allow.
+        ``bitmask`` is an int32 tensor of shape ``(1, ceil(vocab / 32))``: token ``32 * i + j``
+        may come next when bit ``j`` of word ``i`` is set; the matcher's ``fill`` writes it. A
+        plain ``(fill, accept)`` pair is taken too, from a backend that cannot jump forward.
         """
         ...
 

@@ -86,10 +86,11 @@ class CompiledConstraint:
 class TokenMask:
     """One request's constraint state: which tokens may come next, and the token chosen.
 
-    Per step the engine calls ``fill()`` (the backend writes its bitmask row: microseconds),
-    asks ``only()`` and ``allows(token)`` of it (a few words read, no unpacking), unpacks it
-    with ``allowed()`` only when the model's favourite is not allowed, and ``accept``s the
-    token chosen.
+    Per step the engine calls ``fill()`` (the backend writes its bitmask row: microseconds;
+    again only after an ``accept``), asks ``only()`` and ``allows(token)`` of it (a few words
+    read, no unpacking), unpacks it with ``allowed()`` only when the model's favourite is not
+    allowed, and ``accept``s the token chosen. ``jump()`` gives the tokens the constraint
+    forces next, where the backend can tell, so the engine feeds them without a step each.
 
     Args:
         backend: the backend that compiled ``compiled``; asked once for the matcher.
@@ -97,10 +98,11 @@ class TokenMask:
         vocab_size: tokens the mask covers.
     """
 
-    __slots__ = ("_accept", "_bits", "_fill", "_words", "vocab_size")
+    __slots__ = ("_accept", "_bits", "_fill", "_filled", "_forced", "_words", "vocab_size")
 
     _fill: Callable[[], object]  # what it returns is ignored
     _accept: Callable[[int], bool]
+    _forced: Callable[[], Sequence[int]] | None
 
     def __init__(self, backend: ConstraintBackend, compiled: Any, vocab_size: int) -> None:
         import torch
@@ -111,11 +113,16 @@ class TokenMask:
         # ``i``, which on a little-endian host is bit ``j % 8`` of byte ``4 * i + j // 8``.
         self._words = bitmask.numpy()[0].view(np.uint32)
         self._bits = self._words.view(np.uint8)
-        self._fill, self._accept = backend.new_matcher(compiled, bitmask)
+        matcher = backend.new_matcher(compiled, bitmask)
+        self._fill, self._accept = matcher[0], matcher[1]
+        self._forced = matcher[2] if len(matcher) > 2 else None  # a plain pair: no jumps
+        self._filled = False
 
     def fill(self) -> None:
         """Compute which tokens may come next (before ``allows``, ``only``, ``allowed``)."""
-        self._fill()
+        if not self._filled:
+            self._fill()
+            self._filled = True
 
     def allows(self, token: int) -> bool:
         """Whether ``token`` may come next."""
@@ -140,6 +147,14 @@ class TokenMask:
         """Advance past ``token``; a token the mask did not allow is a bug, not an input."""
         if not self._accept(token):
             raise RuntimeError(f"the constraint rejected token {token}")
+        self._filled = False
+
+    def jump(self) -> list[int]:
+        """The tokens the constraint forces next (none where the backend cannot tell).
+
+        Does not advance: the caller ``accept``s each one it feeds.
+        """
+        return [] if self._forced is None else list(self._forced())
 
 
 class ConstraintCompiler:

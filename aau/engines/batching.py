@@ -9,6 +9,14 @@ Per step and row (``aau.engines.sampling``, in numpy on the row's logits), the m
 token and the raw distribution (before the mask) gives its log-probability and the entropy that
 confidence and calibration need.
 
+Jump-forward: after a row's token, the tokens its constraint forces next (``{"amount`` at the
+start, ``currency`` after ``,"``) are fed in the same forward as that token, rather than one
+step each, and a row whose constraint then allows only a stop token finishes without another
+forward. Each such token is still reported as it would be step by step: forced where its mask
+allowed it alone, otherwise with its raw log-probability and entropy, read from that forward's
+logits at the position before it. The step's input is then several positions wide; a row with
+fewer is left-padded there, the padding masked out as in a joined group.
+
 The batch cache is left-padded: row ``i`` of ``mask`` is 0 over its padding. Position ids are
 per row, so a row computes exactly what it would alone, up to float summation order.
 
@@ -102,6 +110,9 @@ class Row:
     logprobs: list[float] = field(default_factory=list)
     entropies: list[float] = field(default_factory=list)
     forced: list[bool] = field(default_factory=list)
+    # Forced tokens fed with ``last_token`` in the next forward, each with the index of its
+    # statistics in ``logprobs``/``entropies`` still to be read there (None: forced alone).
+    jumped: list[tuple[int, int | None]] = field(default_factory=list)
     done: bool = False  # finished; its slot is dropped at the next compaction
 
     def result(self, finish: str, text: str) -> Generation:
@@ -251,7 +262,37 @@ class DecodeBatch:
         row.last_token = token
         if len(row.logprobs) >= request.max_new_tokens:
             return row.result("length", self._decode(row))
+        if row.mask is not None and row.view is None:  # merged-term ids: no jumps
+            return self._jump(row)
         return None
+
+    def _jump(self, row: Row) -> Generation | None:
+        """Queue the tokens the row's constraint forces next; finish it if only a stop can follow.
+
+        One step is always left to the model within the token budget. A token the mask allowed
+        alone is reported forced, as a step would; any other waits for the next forward's
+        logits for its statistics, so a row finishes here only when none does.
+        """
+        mask = row.mask
+        room = row.request.max_new_tokens - len(row.logprobs) - 1
+        for token in mask.jump()[: max(0, room)]:
+            mask.fill()
+            alone = mask.only() is not None
+            row.jumped.append((token, None if alone else len(row.logprobs)))
+            row.logprobs.append(0.0)
+            row.entropies.append(0.0)
+            row.forced.append(alone)
+            mask.accept(token)
+            row.generated.append(token)
+        if any(slot is not None for _, slot in row.jumped):
+            return None
+        mask.fill()
+        if mask.only() not in self.stop_ids:
+            return None
+        row.logprobs.append(0.0)  # the stop token, forced (what its own step would report)
+        row.entropies.append(0.0)
+        row.forced.append(True)
+        return row.result("stop", self._decode(row))
 
     def _decode(self, row: Row) -> str:
         if row.view is not None:
@@ -279,16 +320,32 @@ class DecodeBatch:
 
     def _forward(self) -> None:
         assert self.mask is not None
-        input_ids = torch.tensor([[row.last_token] for row in self.rows])
-        position_ids = torch.tensor([[row.position] for row in self.rows])
-        self.mask = torch.cat([self.mask, self.mask.new_ones((len(self.rows), 1))], 1)
+        feeds = [[row.last_token] + ([] if row.done else [token for token, _ in row.jumped])
+                 for row in self.rows]  # fmt: skip
+        width = max(len(feed) for feed in feeds)
+        if width == 1:
+            input_ids = torch.tensor(feeds)
+            position_ids = torch.tensor([[row.position] for row in self.rows])
+            fresh = self.mask.new_ones((len(self.rows), 1))
+        else:  # jumped tokens: each row's feed right-aligned, the padding before it masked
+            input_ids = torch.zeros((len(self.rows), width), dtype=torch.long)
+            position_ids = torch.zeros((len(self.rows), width), dtype=torch.long)
+            fresh = self.mask.new_zeros((len(self.rows), width))
+            for index, (row, feed) in enumerate(zip(self.rows, feeds, strict=True)):
+                start = width - len(feed)
+                input_ids[index, start:] = torch.tensor(feed)
+                position_ids[index, start:] = torch.arange(row.position, row.position + len(feed))
+                fresh[index, start:] = 1
+        self.mask = torch.cat([self.mask, fresh], 1)
         viewed = [index for index, row in enumerate(self.rows) if row.view is not None]
         started = time.perf_counter()
-        inputs: dict[str, torch.Tensor] = {"input_ids": input_ids.to(self.model.device)}
+        inputs: dict[str, Any] = {"input_ids": input_ids.to(self.model.device)}
         if viewed:
             inputs = {"inputs_embeds": self._embed(input_ids, viewed)}
             assert self.head is not None
             self.head.clear()
+        if width > 1:
+            inputs["logits_to_keep"] = width  # a jumped token's statistics read its position
         out = self.model(
             **inputs,
             attention_mask=self.mask.to(self.model.device),
@@ -298,12 +355,20 @@ class DecodeBatch:
         )
         share = (time.perf_counter() - started) * 1000 / max(1, len(self))
         self.cache = out.cache
-        logits = out.logits[:, -1].float().cpu().numpy()  # a view for float32 CPU models
-        for index, row in enumerate(self.rows):
+        every = out.logits.float().cpu().numpy()  # a view for float32 CPU models
+        logits = every[:, -1]
+        for index, (row, feed) in enumerate(zip(self.rows, feeds, strict=True)):
             row.logits = logits[index]
-            row.position += 1
+            row.position += len(feed)
             if not row.done:
                 row.model_ms += share
+                # Jumped token j is predicted at the position of the feed's token j.
+                first = width - len(feed)
+                for j, (token, slot) in enumerate(row.jumped):
+                    if slot is not None:
+                        row.logprobs[slot], row.entropies[slot] = distribution_stats(
+                            every[index, first + j], token, self._scratch)  # fmt: skip
+            row.jumped = []
         for index in viewed:
             self.head.extend(self.rows[index], index)  # type: ignore[union-attr]
 

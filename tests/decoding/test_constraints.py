@@ -148,6 +148,40 @@ def test_token_mask_refuses_a_token_it_did_not_allow(compiler: ConstraintCompile
         mask.accept(refused)
 
 
+def test_token_mask_jumps_over_what_the_schema_forces_and_only_that(
+    compiler: ConstraintCompiler, smollm2_tokenizer: Any
+) -> None:
+    mask = compiler.compile(SCHEMA).new_mask()
+    text = smollm2_tokenizer.decode
+
+    assert text(mask.jump()) == '{"amount'  # '":' is left to the model: '":"' might extend it
+    for token in smollm2_tokenizer.encode('{"amount":12,'):
+        mask.accept(token)
+    forced = mask.jump()
+    assert text(forced) == '"currency":"'  # an enum's opening quote is forced too
+    assert mask.jump() == forced  # asking does not advance
+    for token in forced:
+        mask.fill()
+        assert mask.allows(token)
+        mask.accept(token)
+    for token in smollm2_tokenizer.encode('EUR"}'):
+        mask.accept(token)
+    assert mask.jump() == []  # complete: only the stop token may follow, never jumped over
+
+
+def test_token_mask_fills_once_per_accepted_token(compiler: ConstraintCompiler) -> None:
+    mask = compiler.compile(SCHEMA).new_mask()
+    calls = []
+    real_fill = mask._fill
+    mask._fill = lambda: calls.append(1) or real_fill()
+    mask.fill()
+    mask.fill()
+    assert len(calls) == 1
+    mask.accept(mask.jump()[0])
+    mask.fill()
+    assert len(calls) == 2
+
+
 @pytest.mark.slow
 def test_outlines_core_token_mask_allows_what_its_processor_leaves_finite(
     default_engine: Any,
@@ -169,3 +203,4 @@ def test_outlines_core_token_mask_allows_what_its_processor_leaves_finite(
         previous.append(token)
     with pytest.raises(RuntimeError, match="rejected token"):
         mask.accept(written[0])  # "{" again, after the object closed
+    assert compiler.compile(SCHEMA).new_mask().jump() == []  # a Guide cannot tell a forced run

@@ -118,6 +118,47 @@ def test_cancelled_row_fails_alone_and_others_finish_untouched(glm5_dir: Path) -
     assert [results[0].text, results[2].text] == [reference[0].text, reference[2].text]
 
 
+class StepByStepMask:
+    """Test double: a real token mask that never reports a forced run, so its row is decoded
+    one token per forward (as before jump-forward), for comparison."""
+
+    def __init__(self, real: TokenMask) -> None:
+        self.real = real
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+    def jump(self) -> list[int]:
+        return []
+
+
+@pytest.mark.slow
+def test_jump_forward_gives_the_step_by_step_tokens_and_signals_in_fewer_forwards(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The real model: a forced run is fed in the tokenization xgrammar picks (the longest
+    # tokens), which a trained model picks too; a random-weight one may spell it otherwise.
+    reqs = requests(TEXTS[:2], budget=40)
+    jumping = make_engine(None, prefix_cache_mb=0)
+    jumped = run_all(jumping, reqs, batched=True)
+    monkeypatch.setattr(CompiledConstraint, "new_mask",
+                        lambda self: StepByStepMask(TokenMask(self.source, self.compiled,
+                                                              self.vocab_size)))  # fmt: skip
+    stepping = make_engine(None, max_batch_size=1, prefix_cache_mb=0)
+    stepped = run_all(stepping, reqs, batched=False)
+
+    assert texts_of(jumped) == texts_of(stepped)
+    for j, s in zip(jumped, stepped, strict=True):
+        assert j.forced == s.forced
+        assert j.token_logprobs == pytest.approx(s.token_logprobs, abs=1e-3)
+        assert j.token_entropies == pytest.approx(s.token_entropies, abs=1e-3)
+        assert j.finish_reason == s.finish_reason
+    tokens = sum(len(s.forced) for s in stepped)
+    # Alone, a row takes a forward per token but its stop; the keys of each schema are jumped.
+    assert sum(stepping.step_rows.values()) >= tokens - len(stepped)
+    assert sum(n * rows for rows, n in jumping.step_rows.items()) < tokens - len(stepped)
+
+
 class DeadEndMask:
     """Fault injection: a real token mask that allows no token at all from the third step on."""
 
@@ -140,6 +181,9 @@ class DeadEndMask:
 
     def accept(self, token: int) -> None:
         self.real.accept(token)
+
+    def jump(self) -> list[int]:
+        return [] if self.steps >= 3 else self.real.jump()
 
 
 def test_a_row_whose_constraint_dead_ends_fails_alone_with_a_code(
@@ -338,19 +382,24 @@ def test_the_engine_tells_the_caller_when_it_starts_on_a_request(glm5_dir: Path)
     assert all(isinstance(g, Generation) for g in done)
 
 
+@pytest.mark.parametrize("jumping", [True, False], ids=["jump-forward", "step-by-step"])
 def test_forced_tokens_skip_their_statistics_and_free_ones_keep_the_raw_distributions(
-    glm5_dir: Path,
+    glm5_dir: Path, monkeypatch: pytest.MonkeyPatch, jumping: bool
 ) -> None:
+    if not jumping:  # every token its own step, so the mask alone forces some
+        monkeypatch.setattr(CompiledConstraint, "new_mask",
+                            lambda self: StepByStepMask(TokenMask(self.source, self.compiled,
+                                                                  self.vocab_size)))  # fmt: skip
     (generation,) = run_all(make_engine(glm5_dir), requests(TEXTS[:1])[:1], batched=True)
 
     assert isinstance(generation, Generation)
-    assert any(generation.forced)
+    assert jumping or any(generation.forced)
     assert not all(generation.forced)
     for logprob, entropy, forced in zip(generation.token_logprobs, generation.token_entropies,
                                         generation.forced, strict=True):  # fmt: skip
         if forced:
             assert (logprob, entropy) == (0.0, 0.0)  # the mask left one token: probability 1
-        else:
+        else:  # jumped tokens too: read from the forward that fed them
             assert entropy > 0.0  # random weights: a spread distribution over the vocabulary
             assert logprob < 0.0
 
