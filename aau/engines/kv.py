@@ -156,8 +156,12 @@ def trim_left(cache: DynamicCache, amount: int) -> DynamicCache:
 
 
 def select_rows(cache: DynamicCache, rows: torch.Tensor) -> DynamicCache:
-    """Only the batch rows ``rows``, in that order."""
-    return _map(cache, lambda t, b, _s: t.index_select(b, rows))
+    """Only the batch rows ``rows``, in that order.
+
+    ``rows`` may be on another device: the batch keeps its bookkeeping on the CPU, the cache
+    may be on a GPU.
+    """
+    return _map(cache, lambda t, b, _s: t.index_select(b, rows.to(t.device)))
 
 
 def stack_left_padded(parts: Sequence[tuple[DynamicCache, int]]) -> DynamicCache:

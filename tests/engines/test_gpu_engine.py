@@ -54,3 +54,36 @@ def test_tiny_glm5_runs_a_unit_on_cuda(tmp_path: Path) -> None:
             assert result.error.code
     finally:
         engine.close()
+
+
+def test_tiny_glm5_batched_outputs_equal_single_runs_on_cuda(tmp_path: Path) -> None:
+    """The CPU tests' batching contract on the GPU: rows batched, jumped forward over forced
+    JSON and prefilled together on cached prefixes give the tokens of one-at-a-time runs."""
+    folder = build_tiny_glm5(tmp_path / "glm5")
+    units = [aau.load_unit(UNIT.parent / f"{name}.yaml")
+             for name in ("extract_price", "extract_date", "extract_quantity")]  # fmt: skip
+    texts = ["Invoice 7: 12 boxes delivered on 3 March 2024, total due EUR 1,250.50.",
+             "Please ship 500 kg by June 5, 2025; the agreed price is USD 18,400."]  # fmt: skip
+    requests = [GenerationRequest(messages=render_messages(unit, text),
+                                  schema=bound_schema(unit.output, max_string_length=32),
+                                  max_new_tokens=24, key=unit.key)
+                for text in texts for unit in units]  # fmt: skip
+
+    def texts_from(batched: bool, **options: int) -> list[str]:
+        engine = TransformersEngine(aau.EngineConfig(model=str(folder), device="cuda", **options))
+        engine.load()
+
+        async def go() -> list:
+            if batched:
+                await engine.generate(requests[:3])  # the unit prefixes, cached
+                return await engine.generate(requests)
+            return [(await engine.generate([r]))[0] for r in requests]
+
+        try:
+            results = asyncio.run(go())
+        finally:
+            engine.close()
+        assert all(isinstance(r, Generation) for r in results), results
+        return [r.text for r in results]
+
+    assert texts_from(True) == texts_from(False, max_batch_size=1, prefix_cache_mb=0)
