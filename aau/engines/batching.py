@@ -9,13 +9,15 @@ Per step and row (``aau.engines.sampling``, in numpy on the row's logits), the m
 token and the raw distribution (before the mask) gives its log-probability and the entropy that
 confidence and calibration need.
 
-Jump-forward: after a row's token, the tokens its constraint forces next (``{"amount`` at the
-start, ``currency`` after ``,"``) are fed in the same forward as that token, rather than one
-step each, and a row whose constraint then allows only a stop token finishes without another
-forward. Each such token is still reported as it would be step by step: forced where its mask
-allowed it alone, otherwise with its raw log-probability and entropy, read from that forward's
-logits at the position before it. The step's input is then several positions wide; a row with
-fewer is left-padded there, the padding masked out as in a joined group.
+Jump-forward: after a row's token, the tokens its constraint forces next (``amount`` after
+``{"``, ``currency":"`` after ``,"``) are queued without a choice of the model, and a row whose
+constraint then allows only a stop token finishes without another forward. While the batch is
+small (``JUMP_MAX_POSITIONS``), a forward is bound by reading the weights, so a row's queue is
+fed in the same forward as its token: the step's input is several positions wide, a row with
+fewer left-padded there, the padding masked out as in a joined group. In a larger batch every
+padded position is computed, so queued tokens are fed one a step instead (still without a
+choice). Either way each is reported as its own step would report it: forced where its mask
+allowed it alone, otherwise with its raw log-probability and entropy at the position before it.
 
 The batch cache is left-padded: row ``i`` of ``mask`` is 0 over its padding. Position ids are
 per row, so a row computes exactly what it would alone, up to float summation order.
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import time
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,7 +44,11 @@ from aau.engines.base import Generation, GenerationRequest, Timings
 from aau.engines.sampling import choose, distribution_stats
 from aau.errors import ConstraintNotHonored, EngineError, EngineTimeout, EngineUnavailable
 
-__all__ = ["Cancelled", "DecodeBatch", "HeadInput", "PrefilledGroup", "Row"]
+__all__ = ["JUMP_MAX_POSITIONS", "Cancelled", "DecodeBatch", "HeadInput", "PrefilledGroup", "Row"]
+
+JUMP_MAX_POSITIONS = 16
+"""A step feeds queued forced tokens together while rows x width stays within this: a CPU
+forward of so few positions costs about what one position's does (it reads the weights once)."""
 
 
 class HeadInput:
@@ -110,9 +117,8 @@ class Row:
     logprobs: list[float] = field(default_factory=list)
     entropies: list[float] = field(default_factory=list)
     forced: list[bool] = field(default_factory=list)
-    # Forced tokens fed with ``last_token`` in the next forward, each with the index of its
-    # statistics in ``logprobs``/``entropies`` still to be read there (None: forced alone).
-    jumped: list[tuple[int, int | None]] = field(default_factory=list)
+    # Forced tokens the constraint has accepted, not yet fed: (token, the mask allowed it alone).
+    pending: deque[tuple[int, bool]] = field(default_factory=deque)
     done: bool = False  # finished; its slot is dropped at the next compaction
 
     def result(self, finish: str, text: str) -> Generation:
@@ -247,6 +253,11 @@ class DecodeBatch:
         assert row.logits is not None
         if len(self._scratch) < 2 * len(row.logits):
             self._scratch = np.empty(2 * len(row.logits), dtype=np.float32)
+        if row.pending:  # a forced token queued by a jump, fed one a step in a large batch
+            token, alone = row.pending.popleft()
+            self._record(row, token, alone, row.logits)
+            row.last_token = token
+            return None
         token, forced = choose(row.logits, row.mask)
         # Nothing reads a forced token's statistics (the model had no choice): not computed.
         logprob, entropy = (0.0, 0.0) if forced else distribution_stats(
@@ -269,30 +280,36 @@ class DecodeBatch:
     def _jump(self, row: Row) -> Generation | None:
         """Queue the tokens the row's constraint forces next; finish it if only a stop can follow.
 
-        One step is always left to the model within the token budget. A token the mask allowed
-        alone is reported forced, as a step would; any other waits for the next forward's
-        logits for its statistics, so a row finishes here only when none does.
+        One step is always left to the model within the token budget. A queued token's
+        statistics are read when it is fed, unless the mask allowed it alone (forced, as a step
+        would report it); so a row finishes here only when every queued token is such.
         """
         mask = row.mask
         room = row.request.max_new_tokens - len(row.logprobs) - 1
         for token in mask.jump()[: max(0, room)]:
             mask.fill()
-            alone = mask.only() is not None
-            row.jumped.append((token, None if alone else len(row.logprobs)))
-            row.logprobs.append(0.0)
-            row.entropies.append(0.0)
-            row.forced.append(alone)
+            row.pending.append((token, mask.only() is not None))
             mask.accept(token)
-            row.generated.append(token)
-        if any(slot is not None for _, slot in row.jumped):
+        if not all(alone for _, alone in row.pending):
             return None
         mask.fill()
         if mask.only() not in self.stop_ids:
             return None
+        while row.pending:
+            self._record(row, row.pending.popleft()[0], True, None)
         row.logprobs.append(0.0)  # the stop token, forced (what its own step would report)
         row.entropies.append(0.0)
         row.forced.append(True)
         return row.result("stop", self._decode(row))
+
+    def _record(self, row: Row, token: int, forced: bool, logits: np.ndarray | None) -> None:
+        """Append a queued token with its statistics (``logits``: those that predicted it)."""
+        logprob, entropy = (0.0, 0.0) if forced or logits is None else distribution_stats(
+            logits, token, self._scratch)  # fmt: skip
+        row.logprobs.append(logprob)
+        row.entropies.append(entropy)
+        row.forced.append(forced)
+        row.generated.append(token)
 
     def _decode(self, row: Row) -> str:
         if row.view is not None:
@@ -320,14 +337,18 @@ class DecodeBatch:
 
     def _forward(self) -> None:
         assert self.mask is not None
-        feeds = [[row.last_token] + ([] if row.done else [token for token, _ in row.jumped])
+        queued = [len(row.pending) for row in self.rows if not row.done]
+        width = 1 + max(queued, default=0)
+        if width * len(queued) > JUMP_MAX_POSITIONS:
+            width = 1  # padded positions would cost more than the steps saved
+        feeds = [[row.last_token] + ([token for token, _ in row.pending]
+                                     if width > 1 and not row.done else [])
                  for row in self.rows]  # fmt: skip
-        width = max(len(feed) for feed in feeds)
         if width == 1:
             input_ids = torch.tensor(feeds)
             position_ids = torch.tensor([[row.position] for row in self.rows])
             fresh = self.mask.new_ones((len(self.rows), 1))
-        else:  # jumped tokens: each row's feed right-aligned, the padding before it masked
+        else:  # queued tokens: each row's feed right-aligned, the padding before it masked
             input_ids = torch.zeros((len(self.rows), width), dtype=torch.long)
             position_ids = torch.zeros((len(self.rows), width), dtype=torch.long)
             fresh = self.mask.new_zeros((len(self.rows), width))
@@ -345,7 +366,7 @@ class DecodeBatch:
             assert self.head is not None
             self.head.clear()
         if width > 1:
-            inputs["logits_to_keep"] = width  # a jumped token's statistics read its position
+            inputs["logits_to_keep"] = width  # a queued token's statistics read its position
         out = self.model(
             **inputs,
             attention_mask=self.mask.to(self.model.device),
@@ -362,13 +383,11 @@ class DecodeBatch:
             row.position += len(feed)
             if not row.done:
                 row.model_ms += share
-                # Jumped token j is predicted at the position of the feed's token j.
-                first = width - len(feed)
-                for j, (token, slot) in enumerate(row.jumped):
-                    if slot is not None:
-                        row.logprobs[slot], row.entropies[slot] = distribution_stats(
-                            every[index, first + j], token, self._scratch)  # fmt: skip
-            row.jumped = []
+            first = width - len(feed)
+            for j in range(len(feed) - 1):  # queued token j was predicted at feed position j
+                token, alone = row.pending.popleft()
+                self._record(row, token, alone, every[index, first + j])
+                row.last_token = token
         for index in viewed:
             self.head.extend(self.rows[index], index)  # type: ignore[union-attr]
 

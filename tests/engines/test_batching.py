@@ -18,6 +18,7 @@ import pytest
 import aau
 from aau.decoding import bound_schema
 from aau.decoding.constraints import CompiledConstraint, TokenMask
+from aau.engines import batching
 from aau.engines.base import Generation, GenerationRequest
 from aau.engines.local import TransformersEngine
 from aau.prompts import render_messages
@@ -133,11 +134,13 @@ class StepByStepMask:
 
 
 @pytest.mark.slow
-def test_jump_forward_gives_the_step_by_step_tokens_and_signals_in_fewer_forwards(
-    monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize("positions", [1, 10_000], ids=["a-token-a-step", "together"])
+def test_jump_forward_gives_the_step_by_step_tokens_and_signals(
+    monkeypatch: pytest.MonkeyPatch, positions: int
 ) -> None:
     # The real model: a forced run is fed in the tokenization xgrammar picks (the longest
     # tokens), which a trained model picks too; a random-weight one may spell it otherwise.
+    monkeypatch.setattr(batching, "JUMP_MAX_POSITIONS", positions)
     reqs = requests(TEXTS[:2], budget=40)
     jumping = make_engine(None, prefix_cache_mb=0)
     jumped = run_all(jumping, reqs, batched=True)
@@ -154,9 +157,14 @@ def test_jump_forward_gives_the_step_by_step_tokens_and_signals_in_fewer_forward
         assert j.token_entropies == pytest.approx(s.token_entropies, abs=1e-3)
         assert j.finish_reason == s.finish_reason
     tokens = sum(len(s.forced) for s in stepped)
-    # Alone, a row takes a forward per token but its stop; the keys of each schema are jumped.
-    assert sum(stepping.step_rows.values()) >= tokens - len(stepped)
-    assert sum(n * rows for rows, n in jumping.step_rows.items()) < tokens - len(stepped)
+    assert all(s.finish_reason == "stop" for s in stepped)
+    # A step a token, but for a stop the schema forces: the row ends without one.
+    assert sum(stepping.step_rows.values()) == tokens - len(stepped)
+    row_steps = sum(n * rows for rows, n in jumping.step_rows.items())
+    if positions == 1:  # queued forced tokens are fed a step each, without a choice
+        assert row_steps == tokens - len(stepped)
+    else:  # fed together with the token before them: no steps of their own
+        assert row_steps < tokens - 2 * len(stepped)
 
 
 class DeadEndMask:
