@@ -11,7 +11,9 @@ Prints, each as a ratio of two measurements taken here and now:
    for both prompt layouts (unit first, document first);
 5. process start to first unit result: first start (empty caches) vs second start;
 6. framework overhead per unit run, median: all but model forward passes (the LLM's, and the
-   calibrator's sentence embedding of the answer's context, shown apart).
+   calibrator's sentence embedding of the answer's context, shown apart);
+7. jump-forward, one request at a time: decode steps and wall time per request without it vs
+   with it, over the same requests in alternation (the tokens must be the same).
 The last line is one JSON object with the keys the README lists.
 """
 
@@ -281,6 +283,34 @@ def overhead(cache: str, count: int) -> dict[str, float]:
     }
 
 
+def jump_forward(cache: str, count: int) -> dict[str, Any]:
+    """The latency case: requests one at a time, alternating an engine that jumps over forced
+    text and one that does not (``jump_forward_positions=0``), over the same requests."""
+    engines = {"on": engine(cache, max_batch_size=1),
+               "off": engine(cache, max_batch_size=1, jump_forward_positions=0)}  # fmt: skip
+    seconds = {"on": 0.0, "off": 0.0}
+    texts: dict[str, list[str]] = {"on": [], "off": []}
+    for built in engines.values():
+        ok(run(built.generate(unit_requests(3, offset=2000))))  # unit prefixes cached, warm
+        built.step_rows.clear()
+    for index in range(count):
+        for name, built in engines.items():
+            (request,) = unit_requests(1, offset=3000 + index)
+            started = time.perf_counter()
+            (result,) = ok(run(built.generate([request])))
+            seconds[name] += time.perf_counter() - started
+            texts[name].append(result.text)
+    steps = {name: sum(built.step_rows.values()) / count for name, built in engines.items()}
+    for built in engines.values():
+        built.close()
+    return {
+        "jump_steps_off": steps["off"], "jump_steps_on": steps["on"],
+        "jump_ms_off": seconds["off"] * 1000 / count, "jump_ms_on": seconds["on"] * 1000 / count,
+        "jump_time_ratio": seconds["off"] / seconds["on"],
+        "jump_same_tokens": texts["on"] == texts["off"],
+    }  # fmt: skip
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
@@ -332,8 +362,17 @@ def main() -> int:
             f"{figures['overhead_with_embed_ms']:.2f} ms)",
             flush=True,
         )
+        figures |= jump_forward(cache, 6 if args.quick else 15)
+        print(
+            f"jump-forward, one request at a time: {figures['jump_steps_off']:.1f} vs "
+            f"{figures['jump_steps_on']:.1f} decode steps, {figures['jump_ms_off']:.0f} vs "
+            f"{figures['jump_ms_on']:.0f} ms a request without vs with it: "
+            f"{figures['jump_time_ratio']:.2f}x (same tokens: {figures['jump_same_tokens']})",
+            flush=True,
+        )
     keys = ["batch_speedup", "constrained_ratio", "prefix_ttft_speedup", "shared_doc_prefill_ratio",
-            "shared_doc_time_ratio", "warm_start_s", "cold_over_warm", "overhead_ms"]  # fmt: skip
+            "shared_doc_time_ratio", "warm_start_s", "cold_over_warm", "overhead_ms",
+            "jump_time_ratio"]  # fmt: skip
     print(json.dumps({k: round(float(figures[k]), 3) for k in keys}))
     return 0
 

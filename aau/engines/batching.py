@@ -12,7 +12,7 @@ confidence and calibration need.
 Jump-forward: after a row's token, the tokens its constraint forces next (``amount`` after
 ``{"``, ``currency":"`` after ``,"``) are queued without a choice of the model, and a row whose
 constraint then allows only a stop token finishes without another forward. While the batch is
-small (``JUMP_MAX_POSITIONS``), a forward is bound by reading the weights, so a row's queue is
+small (``jump_positions``), a forward is bound by reading the weights, so a row's queue is
 fed in the same forward as its token: the step's input is several positions wide, a row with
 fewer left-padded there, the padding masked out as in a joined group. In a larger batch every
 padded position is computed, so queued tokens are fed one a step instead (still without a
@@ -44,11 +44,7 @@ from aau.engines.base import Generation, GenerationRequest, Timings
 from aau.engines.sampling import choose, distribution_stats
 from aau.errors import ConstraintNotHonored, EngineError, EngineTimeout, EngineUnavailable
 
-__all__ = ["JUMP_MAX_POSITIONS", "Cancelled", "DecodeBatch", "HeadInput", "PrefilledGroup", "Row"]
-
-JUMP_MAX_POSITIONS = 16
-"""A step feeds queued forced tokens together while rows x width stays within this: a CPU
-forward of so few positions costs about what one position's does (it reads the weights once)."""
+__all__ = ["Cancelled", "DecodeBatch", "HeadInput", "PrefilledGroup", "Row"]
 
 
 class HeadInput:
@@ -145,10 +141,18 @@ class DecodeBatch:
     """The rows being decoded together and their shared, left-padded KV cache."""
 
     def __init__(
-        self, model: Any, tokenizer: Any, stop_ids: frozenset[int], head: HeadInput | None = None
+        self,
+        model: Any,
+        tokenizer: Any,
+        stop_ids: frozenset[int],
+        head: HeadInput | None = None,
+        jump_positions: int = 16,
     ) -> None:
         self.model, self.tokenizer, self.stop_ids = model, tokenizer, stop_ids
         self.head = head
+        # Queued forced tokens are fed together while rows x width stays within this; 0: no
+        # jump-forward (``EngineConfig.jump_forward_positions``).
+        self.jump_positions = jump_positions
         self.rows: list[Row] = []
         self.cache: Any = None
         self.mask: torch.Tensor | None = None  # [rows, positions], long
@@ -273,7 +277,7 @@ class DecodeBatch:
         row.last_token = token
         if len(row.logprobs) >= request.max_new_tokens:
             return row.result("length", self._decode(row))
-        if row.mask is not None and row.view is None:  # merged-term ids: no jumps
+        if self.jump_positions and row.mask is not None and row.view is None:  # merged ids: none
             return self._jump(row)
         return None
 
@@ -339,7 +343,7 @@ class DecodeBatch:
         assert self.mask is not None
         queued = [len(row.pending) for row in self.rows if not row.done]
         width = 1 + max(queued, default=0)
-        if width * len(queued) > JUMP_MAX_POSITIONS:
+        if width * len(queued) > self.jump_positions:
             width = 1  # padded positions would cost more than the steps saved
         feeds = [[row.last_token] + ([token for token, _ in row.pending]
                                      if width > 1 and not row.done else [])

@@ -117,6 +117,12 @@ class EngineConfig(BaseModel):
     prefills every prompt in one forward."""
     prefix_cache_mb: int = Field(1024, ge=0)
     """Memory cap of the prompt-prefix KV cache; 0 turns it off."""
+    jump_forward_positions: int = Field(16, ge=0)
+    """Jump-forward: text a row's schema forces (``{"amount``, ``,"currency":"``) is queued
+    without a step of the model's choice, and fed in one forward with the token before it while
+    the batch's rows times that width stay within this many positions (on a CPU, a forward of so
+    few costs about one position's; on a GPU far more fit); past it, a forced token a step. 0
+    turns jump-forward off: every token is a step the model chooses."""
     term_merging: bool = False
     """Read each tenant's dictionary terms as single merged tokens (in-process engine only).
     Off by default: on the shipped units it did not make extraction more accurate
@@ -151,7 +157,7 @@ class EngineConfig(BaseModel):
         env = os.environ if env is None else env
         for key in ("backend", "model", "device", "dtype", "threads", "constraint_backend",
                     "max_batch_size", "max_batch_tokens", "prefill_chunk_tokens", "prefix_cache_mb",
-                    "cache_dir", "term_merging"):  # fmt: skip
+                    "jump_forward_positions", "cache_dir", "term_merging"):  # fmt: skip
             name = "AAU_ENGINE" if key == "backend" else f"AAU_{key.upper()}"
             if env.get(name):
                 values[key] = env[name]

@@ -18,7 +18,6 @@ import pytest
 import aau
 from aau.decoding import bound_schema
 from aau.decoding.constraints import CompiledConstraint, TokenMask
-from aau.engines import batching
 from aau.engines.base import Generation, GenerationRequest
 from aau.engines.local import TransformersEngine
 from aau.prompts import render_messages
@@ -119,35 +118,17 @@ def test_cancelled_row_fails_alone_and_others_finish_untouched(glm5_dir: Path) -
     assert [results[0].text, results[2].text] == [reference[0].text, reference[2].text]
 
 
-class StepByStepMask:
-    """Test double: a real token mask that never reports a forced run, so its row is decoded
-    one token per forward (as before jump-forward), for comparison."""
-
-    def __init__(self, real: TokenMask) -> None:
-        self.real = real
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.real, name)
-
-    def jump(self) -> list[int]:
-        return []
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("positions", [1, 10_000], ids=["a-token-a-step", "together"])
 def test_jump_forward_gives_the_step_by_step_tokens_and_signals(
-    monkeypatch: pytest.MonkeyPatch, positions: int
+    positions: int,
 ) -> None:
     # The real model: a forced run is fed in the tokenization xgrammar picks (the longest
     # tokens), which a trained model picks too; a random-weight one may spell it otherwise.
-    monkeypatch.setattr(batching, "JUMP_MAX_POSITIONS", positions)
     reqs = requests(TEXTS[:2], budget=40)
-    jumping = make_engine(None, prefix_cache_mb=0)
+    jumping = make_engine(None, prefix_cache_mb=0, jump_forward_positions=positions)
     jumped = run_all(jumping, reqs, batched=True)
-    monkeypatch.setattr(CompiledConstraint, "new_mask",
-                        lambda self: StepByStepMask(TokenMask(self.source, self.compiled,
-                                                              self.vocab_size)))  # fmt: skip
-    stepping = make_engine(None, max_batch_size=1, prefix_cache_mb=0)
+    stepping = make_engine(None, max_batch_size=1, prefix_cache_mb=0, jump_forward_positions=0)
     stepped = run_all(stepping, reqs, batched=False)
 
     assert texts_of(jumped) == texts_of(stepped)
@@ -158,10 +139,9 @@ def test_jump_forward_gives_the_step_by_step_tokens_and_signals(
         assert j.finish_reason == s.finish_reason
     tokens = sum(len(s.forced) for s in stepped)
     assert all(s.finish_reason == "stop" for s in stepped)
-    # A step a token, but for a stop the schema forces: the row ends without one.
-    assert sum(stepping.step_rows.values()) == tokens - len(stepped)
+    assert sum(stepping.step_rows.values()) == tokens  # a step a token, the stop's included
     row_steps = sum(n * rows for rows, n in jumping.step_rows.items())
-    if positions == 1:  # queued forced tokens are fed a step each, without a choice
+    if positions == 1:  # forced tokens fed a step each, but a forced stop takes none
         assert row_steps == tokens - len(stepped)
     else:  # fed together with the token before them: no steps of their own
         assert row_steps < tokens - 2 * len(stepped)
@@ -392,13 +372,11 @@ def test_the_engine_tells_the_caller_when_it_starts_on_a_request(glm5_dir: Path)
 
 @pytest.mark.parametrize("jumping", [True, False], ids=["jump-forward", "step-by-step"])
 def test_forced_tokens_skip_their_statistics_and_free_ones_keep_the_raw_distributions(
-    glm5_dir: Path, monkeypatch: pytest.MonkeyPatch, jumping: bool
+    glm5_dir: Path, jumping: bool
 ) -> None:
-    if not jumping:  # every token its own step, so the mask alone forces some
-        monkeypatch.setattr(CompiledConstraint, "new_mask",
-                            lambda self: StepByStepMask(TokenMask(self.source, self.compiled,
-                                                                  self.vocab_size)))  # fmt: skip
-    (generation,) = run_all(make_engine(glm5_dir), requests(TEXTS[:1])[:1], batched=True)
+    # Step by step, every token is its own step, so the mask alone forces some.
+    engine = make_engine(glm5_dir, jump_forward_positions=16 if jumping else 0)
+    (generation,) = run_all(engine, requests(TEXTS[:1])[:1], batched=True)
 
     assert isinstance(generation, Generation)
     assert jumping or any(generation.forced)

@@ -62,13 +62,15 @@ def test_unknown_engine_name_lists_the_available_ones() -> None:
 def test_engine_config_merges_file_then_environment_then_overrides(tmp_path: Path) -> None:
     file = tmp_path / "engine.yaml"
     file.write_text("device: cuda\ndtype: bfloat16\nthreads: 2\n", encoding="utf-8")
-    env = {"AAU_DTYPE": "float16", "AAU_THREADS": "3", "AAU_MODEL": "/models/a"}
+    env = {"AAU_DTYPE": "float16", "AAU_THREADS": "3", "AAU_MODEL": "/models/a",
+           "AAU_JUMP_FORWARD_POSITIONS": "0"}  # fmt: skip
 
     config = EngineConfig.from_sources(file, env=env, model="/models/b", device=None)
 
     assert config.device == "cuda"  # file
     assert config.dtype == "float16"  # environment over file
     assert config.threads == 3
+    assert config.jump_forward_positions == 0
     assert config.model == "/models/b"  # explicit override over environment
     assert EngineConfig.from_sources(env={}) == EngineConfig()
 
