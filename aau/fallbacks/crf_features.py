@@ -229,7 +229,16 @@ def sentence_features(
     Returns:
         One dict per token (string values are categorical, floats are weights).
     """
-    own = [_token_features(token, config) for token in tokens]
+    # A token's own features depend on its text and kind alone: computed once per distinct
+    # token of the text (a long document repeats most of its words), copied per occurrence.
+    seen: dict[tuple[str, str], dict[str, str | float]] = {}
+    own = []
+    for token in tokens:
+        key = (token.text, token.kind)
+        feats = seen.get(key)
+        if feats is None:
+            feats = seen[key] = _token_features(token, config)
+        own.append(dict(feats))
     for index, hit_type in _tokens_in_hits(tokens, term_hits or ()):
         own[index]["term"] = hit_type
     out: list[dict[str, str | float]] = []

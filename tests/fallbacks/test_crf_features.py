@@ -114,6 +114,21 @@ def test_term_hits_mark_the_tokens_they_cover() -> None:
     assert feats[3]["-1:term"] == "fee"
 
 
+def test_a_repeated_token_gets_its_own_features_and_its_own_term() -> None:
+    text = "fee 50 EUR, fee 50 EUR, late fee 50 EUR"
+    tokens = tokenize(text)
+    start = text.index("late fee")
+    feats = sentence_features(tokens, term_hits=[(start, start + len("late fee"), "fee")])
+
+    positional = {"bias", "BOS", "EOS", "term"}
+    for token, got in zip(tokens, feats, strict=True):  # its own features, as if alone
+        alone = sentence_features([token])[0]
+        assert {k: v for k, v in got.items() if ":" not in k and k not in positional} == {
+            k: v for k, v in alone.items() if k not in positional
+        }
+    assert [f.get("term") for f in feats] == [None] * 8 + ["fee", "fee", None, None]
+
+
 def test_bio_tags_round_trip_through_spans() -> None:
     text = "Total due: EUR 1,250.00 by 14 March 2024"
     tokens = tokenize(text)

@@ -53,7 +53,7 @@ def unit_request(unit_path: Path, text: str, **fields: object) -> GenerationRequ
 
 def test_the_shipped_units_run_on_vllm_from_the_python_api(vllm: VllmServer) -> None:
     pipeline = Pipeline(UNITS, engine=remote(vllm.url), calibrator=False)
-    answered_by_the_model = 0
+    answered_by_the_model = accepted = 0
     for text in TEXTS:
         result = pipeline.run(text)
         for spec in pipeline.units:
@@ -64,12 +64,18 @@ def test_the_shipped_units_run_on_vllm_from_the_python_api(vllm: VllmServer) -> 
             assert unit.tokens["prompt"] > 100
             primary = unit.attempts[0]
             assert primary.path == "primary"
+            if primary.output is not None:  # the server's answer, in the unit's schema
+                answered_by_the_model += 1
             # without a calibrator the model's confidence is its tokens' (remote) probability
             if primary.error is None:
-                answered_by_the_model += 1
+                accepted += 1
                 assert primary.confidence is not None
                 assert 0.0 < primary.confidence <= 1.0
-    assert answered_by_the_model >= 3
+    # The server answers every run; how many of its answers the text grounds is the 135M
+    # model's own (in bfloat16 its greedy tokens differ between CPUs: 2 of these 9 on one, 3
+    # or more on others).
+    assert answered_by_the_model == len(TEXTS) * len(UNITS)
+    assert accepted >= 1
 
 
 def test_generations_carry_logprobs_entropies_forced_tokens_and_cache_hits(
