@@ -234,10 +234,10 @@ def sentence_features(
     seen: dict[tuple[str, str], dict[str, str | float]] = {}
     own = []
     for token in tokens:
-        key = (token.text, token.kind)
-        feats = seen.get(key)
+        spelled = (token.text, token.kind)
+        feats = seen.get(spelled)
         if feats is None:
-            feats = seen[key] = _token_features(token, config)
+            feats = seen[spelled] = _token_features(token, config)
         own.append(dict(feats))
     for index, hit_type in _tokens_in_hits(tokens, term_hits or ()):
         own[index]["term"] = hit_type
