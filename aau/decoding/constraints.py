@@ -83,6 +83,9 @@ class CompiledConstraint:
         return TokenMask(self.source, self.compiled, self.vocab_size)
 
 
+_UNASKED = -1  # TokenMask.only() not asked since the last fill (tokens are never negative)
+
+
 class TokenMask:
     """One request's constraint state: which tokens may come next, and the token chosen.
 
@@ -98,7 +101,7 @@ class TokenMask:
         vocab_size: tokens the mask covers.
     """
 
-    __slots__ = ("_accept", "_bits", "_fill", "_filled", "_forced", "_words", "vocab_size")
+    __slots__ = ("_accept", "_bits", "_fill", "_filled", "_forced", "_only", "_words", "vocab_size")
 
     _fill: Callable[[], object]  # what it returns is ignored
     _accept: Callable[[int], bool]
@@ -117,19 +120,29 @@ class TokenMask:
         self._fill, self._accept = matcher[0], matcher[1]
         self._forced = matcher[2] if len(matcher) > 2 else None  # a plain pair: no jumps
         self._filled = False
+        self._only: int | None = _UNASKED  # only()'s answer since the last fill
 
     def fill(self) -> None:
         """Compute which tokens may come next (before ``allows``, ``only``, ``allowed``)."""
         if not self._filled:
             self._fill()
             self._filled = True
+            self._only = _UNASKED
 
     def allows(self, token: int) -> bool:
         """Whether ``token`` may come next."""
         return token < self.vocab_size and bool((int(self._words[token >> 5]) >> (token & 31)) & 1)
 
     def only(self) -> int | None:
-        """The one token that may come next, if exactly one may (the output is forced there)."""
+        """The one token that may come next, if exactly one may (the output is forced there).
+
+        Asked twice a step (a jump's stop check, then the choice); answered once per fill.
+        """
+        if self._only == _UNASKED:
+            self._only = self._single()
+        return self._only
+
+    def _single(self) -> int | None:
         nonzero = np.flatnonzero(self._words)
         if len(nonzero) != 1:
             return None

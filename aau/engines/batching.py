@@ -7,7 +7,11 @@ the moment they finish, so no slot idles on a finished row. Every row carries it
 
 Per step and row (``aau.engines.sampling``, in numpy on the row's logits), the mask picks the
 token and the raw distribution (before the mask) gives its log-probability and the entropy that
-confidence and calibration need.
+confidence and calibration need. Choosing is on the way to the next forward; the statistics
+are not, so a helper thread computes them while that forward runs (a row that finishes has
+its own computed at once). Work between two forwards runs with the CPU's caches emptied by
+the weights just read, several times slower than the same work warm, so the step keeps it
+short: input tensors and the mask's buffer are reused, nothing is asked twice.
 
 Jump-forward: after a row's token, the tokens its constraint forces next (``amount`` after
 ``{"``, ``currency":"`` after ``,"``) are queued without a choice of the model, and a row whose
@@ -30,9 +34,11 @@ output head's input, captured by ``HeadInput``).
 from __future__ import annotations
 
 import concurrent.futures
+import queue
+import threading
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +51,8 @@ from aau.engines.sampling import choose, distribution_stats
 from aau.errors import ConstraintNotHonored, EngineError, EngineTimeout, EngineUnavailable
 
 __all__ = ["Cancelled", "DecodeBatch", "HeadInput", "PrefilledGroup", "Row"]
+
+_MASK_ROOM = 64  # positions the mask's buffer grows by beyond what a step needs
 
 
 class HeadInput:
@@ -156,7 +164,16 @@ class DecodeBatch:
         self.rows: list[Row] = []
         self.cache: Any = None
         self.mask: torch.Tensor | None = None  # [rows, positions], long
-        self._scratch = np.empty(0, dtype=np.float32)  # reused by every row's statistics
+        self._mask_room: torch.Tensor | None = None  # the buffer ``mask`` may be a view of
+        # One-token steps' input and position ids, reused, with numpy views to write them.
+        self._step_inputs: tuple[torch.Tensor, torch.Tensor, np.ndarray, np.ndarray] | None = None
+        self.device = model.device  # a property that walks the parameters: read once
+        self._on_cpu = self.device.type == "cpu"
+        # Statistics owed: (row, step, the logits that predicted its token, the token).
+        self._owed: list[tuple[Row, int, np.ndarray, int]] = []
+        self._statistics = _Helper("aau-statistics")
+        self._scratch = np.empty(0, dtype=np.float32)  # this thread's, for finishing rows
+        self._worker_scratch = np.empty(0, dtype=np.float32)  # the statistics thread's
 
     def __len__(self) -> int:
         """Rows still generating (finished rows awaiting compaction do not count)."""
@@ -255,28 +272,20 @@ class DecodeBatch:
         if request.deadline is not None and time.monotonic() > request.deadline:
             return EngineTimeout(f"{request.key or 'request'}: generation passed its deadline")
         assert row.logits is not None
-        if len(self._scratch) < 2 * len(row.logits):
-            self._scratch = np.empty(2 * len(row.logits), dtype=np.float32)
         if row.pending:  # a forced token queued by a jump, fed one a step in a large batch
             token, alone = row.pending.popleft()
-            self._record(row, token, alone, row.logits)
+            self._note(row, token, alone, row.logits)
             row.last_token = token
             return None
         token, forced = choose(row.logits, row.mask)
-        # Nothing reads a forced token's statistics (the model had no choice): not computed.
-        logprob, entropy = (0.0, 0.0) if forced else distribution_stats(
-            row.logits, token, self._scratch)  # fmt: skip
-        row.logprobs.append(logprob)
-        row.entropies.append(entropy)
-        row.forced.append(forced)
         if token in self.stop_ids:
-            return row.result("stop", self._decode(row))
+            self._note(row, token, forced, row.logits, stop=True)
+            return self._finish(row, "stop")
         if row.mask is not None:
             row.mask.accept(token)
-        row.generated.append(token)
-        row.last_token = token
+        self._note(row, token, forced, row.logits)
         if len(row.logprobs) >= request.max_new_tokens:
-            return row.result("length", self._decode(row))
+            return self._finish(row, "length")
         if self.jump_positions and row.mask is not None and row.view is None:  # merged ids: none
             return self._jump(row)
         return None
@@ -300,20 +309,35 @@ class DecodeBatch:
         if mask.only() not in self.stop_ids:
             return None
         while row.pending:
-            self._record(row, row.pending.popleft()[0], True, None)
-        row.logprobs.append(0.0)  # the stop token, forced (what its own step would report)
-        row.entropies.append(0.0)
-        row.forced.append(True)
-        return row.result("stop", self._decode(row))
+            self._note(row, row.pending.popleft()[0], True, None)
+        self._note(row, 0, True, None, stop=True)  # forced, as its own step would report it
+        return self._finish(row, "stop")
 
-    def _record(self, row: Row, token: int, forced: bool, logits: np.ndarray | None) -> None:
-        """Append a queued token with its statistics (``logits``: those that predicted it)."""
-        logprob, entropy = (0.0, 0.0) if forced or logits is None else distribution_stats(
-            logits, token, self._scratch)  # fmt: skip
-        row.logprobs.append(logprob)
-        row.entropies.append(entropy)
+    def _note(
+        self, row: Row, token: int, forced: bool, logits: np.ndarray | None, *, stop: bool = False
+    ) -> None:
+        """Append a step: ``token`` (``stop``: a stop token, not part of the text), its statistics.
+
+        ``logits`` are those that predicted it; a forced token's are never read (the model had
+        no choice). The others are owed: computed on the statistics thread while the next
+        forward runs (they are not needed to choose the next token), or when the row finishes.
+        """
+        row.logprobs.append(0.0)
+        row.entropies.append(0.0)
         row.forced.append(forced)
-        row.generated.append(token)
+        if not forced and logits is not None:
+            self._owed.append((row, len(row.logprobs) - 1, logits, token))
+        if not stop:
+            row.generated.append(token)
+            row.last_token = token
+
+    def _finish(self, row: Row, reason: str) -> Generation:
+        """The finished row's generation, its owed statistics computed first."""
+        mine = [owed for owed in self._owed if owed[0] is row]
+        if mine:
+            self._owed = [owed for owed in self._owed if owed[0] is not row]
+            self._scratch = _settle(mine, self._scratch)
+        return row.result(reason, self._decode(row))
 
     def _decode(self, row: Row) -> str:
         if row.view is not None:
@@ -349,38 +373,44 @@ class DecodeBatch:
                                      if width > 1 and not row.done else [])
                  for row in self.rows]  # fmt: skip
         if width == 1:
-            input_ids = torch.tensor(feeds)
-            position_ids = torch.tensor([[row.position] for row in self.rows])
-            fresh = self.mask.new_ones((len(self.rows), 1))
+            input_ids, position_ids = self._one_token_inputs()
         else:  # queued tokens: each row's feed right-aligned, the padding before it masked
             input_ids = torch.zeros((len(self.rows), width), dtype=torch.long)
             position_ids = torch.zeros((len(self.rows), width), dtype=torch.long)
-            fresh = self.mask.new_zeros((len(self.rows), width))
             for index, (row, feed) in enumerate(zip(self.rows, feeds, strict=True)):
                 start = width - len(feed)
                 input_ids[index, start:] = torch.tensor(feed)
                 position_ids[index, start:] = torch.arange(row.position, row.position + len(feed))
-                fresh[index, start:] = 1
-        self.mask = torch.cat([self.mask, fresh], 1)
+        self._extend_mask(width, feeds)
         viewed = [index for index, row in enumerate(self.rows) if row.view is not None]
+        owed, self._owed = [owed for owed in self._owed if not owed[0].done], []
+        if owed:  # the statistics thread keeps its own buffer
+            self._statistics.start(_settle, owed, self._worker_scratch)
         started = time.perf_counter()
-        inputs: dict[str, Any] = {"input_ids": input_ids.to(self.model.device)}
+        inputs: dict[str, Any] = {"input_ids": self._on_device(input_ids)}
         if viewed:
             inputs = {"inputs_embeds": self._embed(input_ids, viewed)}
             assert self.head is not None
             self.head.clear()
         if width > 1:
             inputs["logits_to_keep"] = width  # a queued token's statistics read its position
-        out = self.model(
-            **inputs,
-            attention_mask=self.mask.to(self.model.device),
-            position_ids=position_ids.to(self.model.device),
-            cache=self.cache,
-            use_cache=True,
-        )
-        share = (time.perf_counter() - started) * 1000 / max(1, len(self))
+        try:
+            out = self.model(
+                **inputs,
+                attention_mask=self._on_device(self.mask),
+                position_ids=self._on_device(position_ids),
+                cache=self.cache,
+                use_cache=True,
+            )
+            share = (time.perf_counter() - started) * 1000 / max(1, len(self))
+        finally:
+            if owed:  # long done: a few passes over the vocabulary per row
+                self._worker_scratch = self._statistics.result()
         self.cache = out.cache
-        every = out.logits.float().cpu().numpy()  # a view for float32 CPU models
+        every = out.logits
+        if every.dtype != torch.float32 or every.device.type != "cpu":
+            every = every.float().cpu()
+        every = every.numpy()  # a view for float32 CPU models
         logits = every[:, -1]
         for index, (row, feed) in enumerate(zip(self.rows, feeds, strict=True)):
             row.logits = logits[index]
@@ -390,23 +420,113 @@ class DecodeBatch:
             first = width - len(feed)
             for j in range(len(feed) - 1):  # queued token j was predicted at feed position j
                 token, alone = row.pending.popleft()
-                self._record(row, token, alone, every[index, first + j])
-                row.last_token = token
+                self._note(row, token, alone, every[index, first + j])
         for index in viewed:
             self.head.extend(self.rows[index], index)  # type: ignore[union-attr]
+
+    def _one_token_inputs(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Input and position ids ``[rows, 1]`` of a step of one token per row.
+
+        Written through numpy into tensors kept while the batch's size holds (the forward that
+        read them is over): two new tensors a step cost tens of microseconds.
+        """
+        if self._step_inputs is None or len(self._step_inputs[2]) != len(self.rows):
+            ids = torch.empty((len(self.rows), 1), dtype=torch.long)
+            positions = torch.empty((len(self.rows), 1), dtype=torch.long)
+            self._step_inputs = (ids, positions, ids.numpy()[:, 0], positions.numpy()[:, 0])
+        ids, positions, ids_written, positions_written = self._step_inputs
+        ids_written[:] = [row.last_token for row in self.rows]
+        positions_written[:] = [row.position for row in self.rows]
+        return ids, positions
+
+    def _extend_mask(self, width: int, feeds: list[list[int]]) -> None:
+        """Append ``width`` positions to the mask: 1 where a row feeds a token, 0 before.
+
+        The mask is a view of a buffer with room that holds 1 beyond the mask's width, so a
+        step of one token per row costs a slice: every torch call between two forwards runs
+        with the CPU's caches emptied by the last (tens of microseconds each).
+        """
+        assert self.mask is not None
+        rows, held = self.mask.shape
+        room = self._mask_room
+        if (room is None or room.data_ptr() != self.mask.data_ptr() or room.shape[0] != rows
+                or room.shape[1] < held + width):  # fmt: skip
+            room = self.mask.new_ones((rows, held + width + _MASK_ROOM))
+            room[:, :held] = self.mask
+            self._mask_room = room
+        for index, feed in enumerate(feeds):
+            if len(feed) < width:
+                room[index, held : held + width - len(feed)] = 0
+        self.mask = room[:, : held + width]
+
+    def _on_device(self, tensor: torch.Tensor) -> torch.Tensor:
+        return tensor if self._on_cpu else tensor.to(self.device)
 
     def _embed(self, input_ids: torch.Tensor, viewed: list[int]) -> torch.Tensor:
         """Input embeddings of a step whose rows include merged-term views."""
         embedding = self.model.get_input_embeddings()
-        ids = input_ids.to(self.model.device)
+        ids = self._on_device(input_ids)
         vectors = embedding(ids.clamp(max=embedding.weight.shape[0] - 1))
         for index in viewed:  # each view embeds its own row (merged ids included)
             vectors[index] = self.rows[index].view.embed(ids[index : index + 1], embedding)[0]
         return vectors
+
+    def close(self) -> None:
+        """Stop the statistics thread (the batch is not used after)."""
+        self._statistics.close()
 
     def fail_all(self, error: EngineError) -> None:
         """Resolve every row with ``error`` and empty the batch (after an unexpected fault)."""
         for row in self.rows:
             if not row.future.done():
                 row.future.set_result(error)
-        self.rows, self.cache, self.mask = [], None, None
+        self.rows, self.cache, self.mask, self._owed = [], None, None, []
+
+
+class _Helper:
+    """A thread that runs one job at a time beside its caller (statistics, during a forward).
+
+    Two C queues hand the job over and the result back; a pool's futures cost tens of
+    microseconds a step.
+    """
+
+    def __init__(self, name: str) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Callable[..., Any], tuple[Any, ...]] | None] = (
+            queue.SimpleQueue()
+        )
+        self._results: queue.SimpleQueue[tuple[bool, Any]] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def start(self, job: Callable[..., Any], *args: Any) -> None:
+        """Run ``job(*args)``; collect it with ``result()`` before starting another."""
+        self._jobs.put((job, args))
+
+    def result(self) -> Any:
+        """The started job's return value (waits for it); re-raises what it raised."""
+        ok, value = self._results.get()
+        if not ok:
+            raise value
+        return value
+
+    def close(self) -> None:
+        """End the thread (after the job in progress)."""
+        self._jobs.put(None)
+        self._thread.join()
+
+    def _run(self) -> None:
+        while (item := self._jobs.get()) is not None:
+            job, args = item
+            try:
+                self._results.put((True, job(*args)))
+            except BaseException as exc:  # handed to the caller, which raises it
+                self._results.put((False, exc))
+
+
+def _settle(owed: list[tuple[Row, int, np.ndarray, int]], scratch: np.ndarray) -> np.ndarray:
+    """Compute owed statistics into their rows; returns the scratch buffer (grown if needed)."""
+    for row, step, logits, token in owed:
+        if len(scratch) < 2 * len(logits):
+            scratch = np.empty(2 * len(logits), dtype=np.float32)
+        row.logprobs[step], row.entropies[step] = distribution_stats(logits, token, scratch)
+    return scratch

@@ -277,9 +277,13 @@ class TransformersEngine:
         import torch
 
         # No autograd anywhere in serving; inference mode also skips version counters.
-        with torch.inference_mode():
-            self._serve(DecodeBatch(self.model, self.tokenizer, self._stop_ids, self._head,
-                                    self.config.jump_forward_positions))  # fmt: skip
+        batch = DecodeBatch(self.model, self.tokenizer, self._stop_ids, self._head,
+                            self.config.jump_forward_positions)  # fmt: skip
+        try:
+            with torch.inference_mode():
+                self._serve(batch)
+        finally:
+            batch.close()
 
     def _serve(self, batch: DecodeBatch) -> None:
         while not self._closing.is_set():
