@@ -143,13 +143,14 @@ class TokenMask:
         return self._only
 
     def _single(self) -> int | None:
-        nonzero = np.flatnonzero(self._words)
-        if len(nonzero) != 1:
+        words = self._words
+        if np.count_nonzero(words) != 1:  # no index array built: most steps allow many
             return None
-        word = int(self._words[nonzero[0]])
+        index = int(words.argmax())  # the one word that is not 0
+        word = int(words[index])
         if word.bit_count() != 1:
             return None
-        token = int(nonzero[0]) * 32 + word.bit_length() - 1
+        token = index * 32 + word.bit_length() - 1
         return token if token < self.vocab_size else None
 
     def allowed(self) -> np.ndarray:
