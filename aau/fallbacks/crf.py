@@ -55,6 +55,7 @@ from aau.fallbacks.fields import (
 from aau.spec.model import FallbackSpec, Issue, UnitSpec
 from aau.terms.matcher import TermMatcher
 from aau.terms.store import shipped_dictionaries
+from aau.values.money import currency_codes, is_currency_marker
 from aau.values.numbers import scale_value
 
 if TYPE_CHECKING:
@@ -465,6 +466,8 @@ def choose_fields(
         for span in candidates:
             if mapping.normalize == "amount":
                 span = _with_scale_word(text, span)
+            elif mapping.normalize == "currency":
+                span = _with_country_prefix(text, span)
             value = functions[field](text[span.start : span.end])
             schema = field_schemas.get(field)
             # A normalizer can return text the schema rejects (an unknown currency marker longer
@@ -492,6 +495,25 @@ def _with_scale_word(text: str, span: TaggedSpan) -> TaggedSpan:
             break
         end = match.start(1) + len(word)
     return span if end == span.end else dataclasses.replace(span, end=end)
+
+
+_PREFIX_BEFORE = re.compile(r"(?<![\w.])((?:[^\W\d_]\.){1,3}|[^\W\d_]{1,4}\.?) ?$")
+
+
+def _with_country_prefix(text: str, span: TaggedSpan) -> TaggedSpan:
+    """A currency's span with the country letters written before it ("nt $", "cdn $").
+
+    The tagger may label the symbol alone; the letters before it say whose dollar it is. Taken
+    only where the marker with them names fewer currencies, and never an article ("a $ 5").
+    """
+    prefix = _PREFIX_BEFORE.search(text, max(0, span.start - 8), span.start)
+    if prefix is None or prefix.group(1).casefold() in {"a", "an"}:
+        return span
+    alone, joined = text[span.start : span.end], text[prefix.start(1) : span.end]
+    narrower = 0 < len(currency_codes(joined)) < len(currency_codes(alone))
+    if narrower and is_currency_marker(joined):
+        return dataclasses.replace(span, start=prefix.start(1))
+    return span
 
 
 def _is_valid(value: Any, schema: Any) -> bool:

@@ -211,7 +211,17 @@ def words_value(text: str, languages: Sequence[str] | None = None) -> Decimal | 
             value = _text2num(text, language)
         if value is not None:
             return value
+    words = text.split()
+    if _COMPOSED.intersection(_folded(word) for word in words):
+        hits = find_word_numbers(words, languages)
+        if len(hits) == 1 and (hits[0].start, hits[0].end) == (0, len(words)):
+            return None if hits[0].ordinal else hits[0].value
     return None
+
+
+_COMPOSED = frozenset({"point", "half", "quarter", "quarters", "virgule", "komma", "coma",
+                       "virgola", "vírgula"})  # fmt: skip
+"""Words of a composition text2num reads in pieces only (``_scaled_hits``)."""
 
 
 def _language_order(languages: Sequence[str] | None) -> list[str]:
@@ -366,6 +376,7 @@ def find_word_numbers(words: Sequence[str], languages: Sequence[str] | None) -> 
         for occurrence in found:
             hits.append(WordHit(occurrence.start, occurrence.end, _decimal(occurrence.value),
                                 bool(occurrence.is_ordinal)))  # fmt: skip
+        hits.extend(_scaled_hits(hits, words, language))
     hits.sort(key=lambda hit: (hit.start, -(hit.end - hit.start)))
     chosen: list[WordHit] = []
     for hit in hits:
@@ -373,6 +384,45 @@ def find_word_numbers(words: Sequence[str], languages: Sequence[str] | None) -> 
             continue
         chosen.append(hit)
     return chosen
+
+
+_SCALES = (10**3, 10**6, 10**9, 10**12)
+_FRACTIONS_OF = {
+    # English fractions of a scale word: "half a million", "a quarter of a billion".
+    ("half", "a"): Decimal("0.5"), ("a", "half"): Decimal("0.5"),
+    ("quarter", "of", "a"): Decimal("0.25"), ("a", "quarter", "of", "a"): Decimal("0.25"),
+    ("three", "quarters", "of", "a"): Decimal("0.75"),
+}  # fmt: skip
+
+
+def _scaled_hits(hits: Sequence[WordHit], words: Sequence[str], language: str) -> list[WordHit]:
+    """Compositions text2num leaves in pieces.
+
+    A decimal before a scale word ("one point two billion") and, in English, fractions of one
+    ("half a million", "two and a half million").
+    """
+    scales = {hit.start: hit for hit in hits
+              if hit.end - hit.start == 1 and not hit.ordinal and hit.value in _SCALES}  # fmt: skip
+    out: list[WordHit] = []
+    for hit in hits:
+        scale = scales.get(hit.end)
+        if scale is not None and hit.value != hit.value.to_integral_value():
+            out.append(WordHit(hit.start, scale.end, hit.value * scale.value, False))
+    if language != "en":
+        return out
+    folded = [_folded(word) for word in words]
+    for start, scale in scales.items():
+        for phrase, fraction in _FRACTIONS_OF.items():
+            first = start - len(phrase)
+            if first >= 0 and tuple(folded[first:start]) == phrase:
+                value = fraction * scale.value
+                whole = next((h for h in hits if h.end == first - 1 and not h.ordinal
+                              and h.value < 1000 and folded[first - 1] == "and"), None)  # fmt: skip
+                if whole is not None and phrase == ("a", "half"):
+                    out.append(WordHit(whole.start, scale.end,
+                                       (whole.value + fraction) * scale.value, False))  # fmt: skip
+                out.append(WordHit(first, scale.end, value, False))
+    return out
 
 
 def _table_hits(words: Sequence[str], language: str) -> list[WordHit]:

@@ -19,7 +19,8 @@ order:
    the currency of the locale's territory or language (``kr`` in ``sv`` is SEK).
 4. The reading that dominates in practice, for a few markers only: ``$`` and dollar words ->
    USD, ``¥``/``￥`` and yen words -> JPY, ``£`` and pound words -> GBP, ``元`` -> CNY,
-   ``Rs``/rupee words -> INR, ``R`` -> ZAR.
+   ``Rs``/rupee words -> INR, ``R`` -> ZAR, "kronor" (Swedish's plural) -> SEK, "riyal" ->
+   SAR, "dirham" -> AED.
 5. Otherwise None: the caller keeps the marker as written (``kr``, "franc", "peso", "dinar").
 """
 
@@ -98,6 +99,13 @@ _WORDS: dict[str, tuple[str, ...]] = {
     **{w: ("TRY",) for w in ("tl", "₺", "lira", "liras", "türk lirası", "turkish lira")},
     **{w: ("EUR",) for w in ("avro",)},
     **{w: ("KRW",) for w in ("won", "원", "₩", "圆")},
+    **{w: ("AED", "MAD") for w in ("dirham", "dirhams", "dirhem", "dirhems", "درهم")},
+    **{w: ("SAR", "QAR", "YER") for w in ("riyal", "riyals", "ريال")},
+    **{w: ("OMR", "IRR", "YER") for w in ("rial", "rials")},
+    **{w: (*_KRONOR, "CZK") for w in ("crowns",)},
+    **{w: ("KWD", "JOD", "BHD", "IQD", "DZD", "TND", "LYD", "RSD", "MKD")
+       for w in ("dinar", "dinars")},
+    **{w: ("KES", "UGX", "TZS", "SOS") for w in ("shilling", "shillings")},
     **{w: ("IDR",) for w in ("rp", "rupiah")},
     **{w: ("INR",) for w in ("₹", "inr")},
     **{w: ("SEK",) for w in ("spänn",)},
@@ -142,6 +150,9 @@ _DEFAULTS = {
     **{key(w): "INR" for w in ("rs", "rs.", "rupee", "rupees", "रुपये", "रुपया", "रुपए", "रु", "₨")},
     **{key(w): "CNY" for w in ("元",)},
     **{key(w): "ZAR" for w in ("r",)},
+    **{key(w): "SEK" for w in ("kronor",)},  # Swedish's plural; Danish and Norwegian: kroner
+    **{key(w): "SAR" for w in ("riyal", "riyals")},
+    **{key(w): "AED" for w in ("dirham", "dirhams")},
 }  # fmt: skip
 """Step 4 of the module docstring: the reading that dominates where the text does not say."""
 
@@ -495,9 +506,15 @@ def _find_marker(text: str, *, prefix: bool) -> tuple[str, int] | None:
             and piece[0].isascii()
         ):
             continue
+        if _ARTICLE.match(piece):
+            continue  # "a $ 1.5 billion bond": the article, not A$ (AUD, written together)
         if currency_codes(piece) and _written_as_marker(piece):
             return piece, offset + size if prefix else size
     return None
+
+
+_HYPHEN_WORD = re.compile(r"-[^\W\d_]")
+_ARTICLE = re.compile(r"an?\s", re.IGNORECASE)
 
 
 _LOWERCASE_CODES = frozenset({"usd", "eur", "gbp", "jpy", "chf", "cad", "aud", "nzd", "cny",
@@ -545,8 +562,15 @@ def _written_as_marker(piece: str) -> bool:
     return True
 
 
+_WEIGHTS_TOO = frozenset({"pound", "pounds"})
+"""Markers that are units of weight too: read as weight before "of" ("5 pounds of flour")."""
+_AFTER_ONLY = frozenset({"won"})
+"""Currency names that before a number are far more often another word (English "won")."""
 _SIGNS = frozenset({"-", "+", "~", "≈", "ca.", "c."})
-_GENERIC_TAILS = ("ドル", "dollar", "dollars", "元", "$", "ポンド", "フラン", "ペソ", "ルピー")
+_GENERIC_TAILS = ("ドル", "dollar", "dollars", "元", "$", "ポンド", "フラン", "ペソ", "ルピー",
+                  "crowns", "kronor", "kroner", "krone", "francs", "franc", "pesos", "peso",
+                  "rupees", "rupee", "dinars", "dinar", "riyals", "rials", "dirhams",
+                  "shillings", "pounds", "pound")  # fmt: skip
 
 
 def _qualified_marker(text: str) -> tuple[str, str, int] | None:
@@ -688,9 +712,15 @@ def _around(
 ) -> Money | None:
     before, after = text[: hit.start], text[hit.end :]
     amount = hit.value
+    glued = _GLUED_SCALE.match(after) if hit.scale == 1 else None
+    if glued is not None:  # "$1.5m", "£3bn", "1.5m dollars": next to a marker, m is a million
+        amount *= _GLUED_SCALES[glued.group(1).casefold()]
+        after = after[glued.end() :]
     marker: str | None = None
     qualifier = ""
     rest = ""
+    if _HYPHEN_WORD.match(after):
+        after = after[1:]  # "a 500-dollar fine", "a $5-million deal"
     right = _after_connector(after)
     # "1978, a hk $ 10": a comma ends the amount; a marker after it is another amount's.
     separated = after.lstrip()[:1] in {",", ";"}
@@ -710,6 +740,8 @@ def _around(
         if found is None:
             return None
         marker = found[0]
+        if key(marker) in _AFTER_ONLY:
+            return None  # "he won 50,000 kroner": a verb, not the currency
         rest = after
         if before[: len(before.rstrip()) - found[1]].strip():
             return None  # words before the marker: not one written amount
@@ -723,11 +755,26 @@ def _around(
         rest = rest[minor[1] :]
     if not _ends(rest):
         trailing = rest.split()
-        if len(trailing) > 2 or not rest.strip()[0].isalpha() or len(currency_codes(marker)) < 2:
+        if (
+            len(trailing) > 2
+            or not rest.strip()[0].isalpha()
+            or any(c.isdigit() for c in rest)
+            or len(currency_codes(marker)) < 2
+        ):
             return None  # more than one amount, or words after it: not one written amount
-        qualifier = f"{qualifier} {rest}".strip()  # "marchi finlandesi", "dollars canadiens"
+        widened = f"{qualifier} {rest}".strip()  # "marchi finlandesi", "dollars canadiens"
+        if _resolve(marker, widened, locale, "") == _resolve(marker, qualifier, locale, ""):
+            return None  # the words after say nothing of the currency: not part of the amount
+        qualifier = widened
     code = _resolve(marker, qualifier, locale, context)
     return Money(numbers._number(amount), code)  # noqa: SLF001
+
+
+_GLUED_SCALES = {"m": Decimal(10**6), "mm": Decimal(10**6), "b": Decimal(10**9),
+                 "bn": Decimal(10**9), "tn": Decimal(10**12)}  # fmt: skip
+_GLUED_SCALE = re.compile(r"(m|mm|bn?|tn)(?![^\W\d_])", re.IGNORECASE)
+"""Scale letters written against an amount of money: the press's "$1.5m", "£3bn". Without a
+currency marker next to them, "5m" stays five metres (the quantity reader's)."""
 
 
 def _ends(rest: str) -> bool:
@@ -824,10 +871,22 @@ def find_money(text: str, *, locale: str | None = None) -> list[MoneySpan]:
         if not _marker_near(text, tokens, first, last):
             continue  # most numbers (dates, phone numbers, counts) have no marker: skip early
         best = _widest_reading(text, tokens, first, last, covered, locale)
+        if best is not None and _weight(best, text):
+            continue
         if best is not None:
             found.append(best)
             covered = best.end
     return found
+
+
+def _weight(span: MoneySpan, text: str) -> bool:
+    """Whether ``span`` is a weight ("5 pounds of flour"): a pound word, then "of"."""
+    words = text[span.start :].split()
+    count = len(span.text.split())
+    return any(
+        key(word) in _WEIGHTS_TOO and words[index + 1 : index + 2] == ["of"]
+        for index, word in enumerate(words[:count])
+    )
 
 
 _ELISION = re.compile(r"^[dl]['’]", re.IGNORECASE)
@@ -836,7 +895,8 @@ _ELISION = re.compile(r"^[dl]['’]", re.IGNORECASE)
 def _marker_near(text: str, tokens: list[tuple[int, int]], first: int, last: int) -> bool:
     """Whether a currency marker may stand in the tokens around ``first..last``."""
     low, high = max(0, first - _TOKENS_BEFORE), min(len(tokens), last + _TOKENS_AFTER + 1)
-    pieces = [text[a:b] for a, b in tokens[low:high]]
+    # "500-dollar": the marker after a hyphen counts as a token of its own
+    pieces = [text[a:b].rsplit("-", 1)[-1] for a, b in tokens[low:high]]
     for index, piece in enumerate(pieces):
         if any(unicodedata.category(c) == "Sc" for c in piece):
             return True

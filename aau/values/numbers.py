@@ -180,6 +180,11 @@ _WIDELY_WRITTEN = frozenset({
 or a currency ("km" is Catalan for 1e9, "kr" Balochi's, "min" Azerbaijani 1000)."""
 
 
+_WORDS_NOT_SCALES = frozenset({"bill"})
+"""CLDR abbreviations that are common words elsewhere: Norwegian "bill." (1e12) is English's
+"the $20 bill"."""
+
+
 @cache
 def _scales() -> dict[str, dict[str, Decimal]]:
     table = {
@@ -189,8 +194,8 @@ def _scales() -> dict[str, dict[str, Decimal]]:
     }
     for word, value in _EXTRA_SCALES.items():
         table[key(word)] = {"*": Decimal(value)}
-    for letter in _LETTER_SCALES:
-        table.pop(key(letter), None)
+    for word in (*_LETTER_SCALES, *_WORDS_NOT_SCALES):
+        table.pop(key(word), None)
     return table
 
 
@@ -580,6 +585,28 @@ def is_short_word(number: str) -> bool:
     return len(number) < 3 and number.isalpha() and number.isascii()
 
 
+_BREAK = "\x00"
+"""A token no language reads: stands between words that something other than spaces parts."""
+
+
+def _word_runs(folded: str) -> list[re.Match[str] | None]:
+    """The text's words, with ``None`` wherever digits or punctuation stand between two.
+
+    Number words combine only across spaces: in "rose to 8 billion" the Norwegian "to" (2)
+    must not multiply "billion" as if the 8 were not there.
+    """
+    runs: list[re.Match[str] | None] = []
+    previous_end = 0
+    for match in _NUMBER_WORD.finditer(folded):
+        if runs and folded[previous_end : match.start()].strip():
+            runs.append(None)
+        runs.append(match)
+        previous_end = match.end()
+        if len(runs) >= 200_000:
+            break
+    return runs
+
+
 def find_numbers(
     text: str, *, locale: str | None = None, languages: Sequence[str] | None = None
 ) -> list[NumberSpan]:
@@ -606,13 +633,17 @@ def find_numbers(
     for lone in _LONE_FRACTION.finditer(folded):  # "½ cup": a fraction with no digits
         spans.append(NumberSpan(lone.start(), lone.end(), lone.group(),
                                 _number(_STANDALONE[lone.group()])))  # fmt: skip
-    tokens = list(_NUMBER_WORD.finditer(folded))[:200_000]
+    tokens = _word_runs(folded)
     if tokens:
         # Hindi's words are Devanagari: no word of another language reads as one of them.
         wanted = list(languages) if languages else [*_words.TEXT2NUM_LANGUAGES, "hi"]
-        for hit in _words.find_word_numbers([t.group() for t in tokens], wanted):
-            start, end = tokens[hit.start].start(), tokens[hit.end - 1].end()
-            if hit.end - hit.start == 1 and len(tokens[hit.start].group()) < 3 and not languages:
+        words = [t.group() if t is not None else _BREAK for t in tokens]
+        for hit in _words.find_word_numbers(words, wanted):
+            first, last = tokens[hit.start], tokens[hit.end - 1]
+            if first is None or last is None:
+                continue
+            start, end = first.start(), last.end()
+            if hit.end - hit.start == 1 and end - start < 3 and not languages:
                 continue
             spans.append(NumberSpan(start, end, text[start:end], _number(hit.value)))
     spans.sort(key=lambda span: (span.start, -(span.end - span.start)))

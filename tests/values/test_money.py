@@ -220,6 +220,30 @@ def test_lookups_are_fast_once_built() -> None:
         # lower-case words that are also ISO codes are words ("che" is not CHE)
         ("ha annunciato che 8 ministri hanno ricevuto cinque milioni di yen",
          [("cinque milioni di yen", 5000000, "JPY")]),
+        # English press forms: glued scale letters, fractions of a scale, decimals in words
+        ("he owes $1.5m in taxes; losses of £3bn", [("$1.5m", 1_500_000, "USD"),
+                                                    ("£3bn", 3_000_000_000, "GBP")]),
+        ("the firm lost half a million dollars",
+         [("half a million dollars", 500_000, "USD")]),
+        ("a quarter of a million pounds was stolen",
+         [("a quarter of a million pounds", 250_000, "GBP")]),
+        ("two and a half million dollars", [("two and a half million dollars", 2_500_000, "USD")]),
+        ("the settlement totals one point two billion dollars",
+         [("one point two billion dollars", 1_200_000_000, "USD")]),
+        ("a 500-dollar fine", [("500-dollar", 500, "USD")]),
+        # a number word the digits stand between is no part of the number ("to" is 2 in Danish)
+        ("exports rose to 8 billion lira", [("8 billion lira", 8_000_000_000, "TRY")]),
+        # the verb "won", the article "a", a bill and a weight are no currency or scale
+        ("he won 50,000 danish kroner", [("50,000 danish kroner", 50000, "DKK")]),
+        ("a $ 1.5 billion bond", [("$ 1.5 billion", 1_500_000_000, "USD")]),
+        ("the $ 20 bill", [("$ 20", 20, "USD")]),
+        ("5 pounds of flour cost 3 pounds", [("3 pounds", 3, "GBP")]),
+        # generic names with their country, and Swedish's plural
+        ("4 billion swedish crowns and 300 kenyan shillings",
+         [("4 billion swedish crowns", 4_000_000_000, "SEK"),
+          ("300 kenyan shillings", 300, "KES")]),
+        ("the apartment costs 2.3 million kronor", [("2.3 million kronor", 2_300_000, "SEK")]),
+        ("150 dirhams or 20 riyals", [("150 dirhams", 150, "AED"), ("20 riyals", 20, "SAR")]),
     ],
 )  # fmt: skip
 def test_find_money_reads_each_amount_with_its_marker(
