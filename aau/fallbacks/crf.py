@@ -57,6 +57,7 @@ from aau.terms.matcher import TermMatcher
 from aau.terms.store import shipped_dictionaries
 from aau.values.money import currency_codes, is_currency_marker
 from aau.values.numbers import scale_value
+from aau.values.quantities import is_preposition_in
 
 if TYPE_CHECKING:
     import pycrfsuite
@@ -468,6 +469,8 @@ def choose_fields(
                 span = _with_scale_word(text, span)
             elif mapping.normalize == "currency":
                 span = _with_country_prefix(text, span)
+            elif mapping.normalize == "unit" and is_preposition_in(text, span.start):
+                continue  # "3 in a row": the preposition, not inches
             value = functions[field](text[span.start : span.end])
             schema = field_schemas.get(field)
             # A normalizer can return text the schema rejects (an unknown currency marker longer

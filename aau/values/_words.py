@@ -377,6 +377,8 @@ def find_word_numbers(words: Sequence[str], languages: Sequence[str] | None) -> 
             hits.append(WordHit(occurrence.start, occurrence.end, _decimal(occurrence.value),
                                 bool(occurrence.is_ordinal)))  # fmt: skip
         hits.extend(_scaled_hits(hits, words, language))
+    # "hundreds of people", "Millionen Euro": a plural scale word alone counts no number.
+    hits = [h for h in hits if not _vague(h, words)]
     hits.sort(key=lambda hit: (hit.start, -(hit.end - hit.start)))
     chosen: list[WordHit] = []
     for hit in hits:
@@ -384,6 +386,20 @@ def find_word_numbers(words: Sequence[str], languages: Sequence[str] | None) -> 
             continue
         chosen.append(hit)
     return chosen
+
+
+_VAGUE_PLURALS = frozenset({
+    "hundreds", "thousands", "millions", "billions", "trillions", "dozens", "hunderte",
+    "tausende", "millionen", "milliarden", "centaines", "milliers", "milliards", "cientos",
+    "millones", "centinaia", "migliaia", "milioni", "miliardi", "honderden", "duizenden",
+    "miljoenen", "miljarden", "centenas", "milhares", "milhões", "hundratals", "tusentals",
+    "miljoner", "miljarder",
+})  # fmt: skip
+"""Plural scale words that, alone, say "many" rather than a number."""
+
+
+def _vague(hit: WordHit, words: Sequence[str]) -> bool:
+    return hit.end - hit.start == 1 and words[hit.start].casefold() in _VAGUE_PLURALS
 
 
 _SCALES = (10**3, 10**6, 10**9, 10**12)

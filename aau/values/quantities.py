@@ -38,6 +38,7 @@ __all__ = [
     "QuantityRange",
     "QuantitySpan",
     "find_quantities",
+    "is_preposition_in",
     "read_quantity",
     "read_quantity_range",
     "read_unit",
@@ -128,6 +129,7 @@ CANONICAL_UNITS: Mapping[str, tuple[str, tuple[str, ...]]] = {
     # speed
     "km/h": ("kilometer/hour", ("speed-kilometer-per-hour",)),
     "m/s": ("meter/second", ("speed-meter-per-second",)),
+    "km/s": ("kilometer/second", ()),  # SI, though Turkish writes km/s for km/saat (hour)
     "mph": ("mile/hour", ("speed-mile-per-hour",)), "kn": ("knot", ("speed-knot",)),
     # temperature and angle
     "°C": ("degree_Celsius", ("temperature-celsius",)),
@@ -182,6 +184,7 @@ CANONICAL_UNITS: Mapping[str, tuple[str, tuple[str, ...]]] = {
     "lm": ("lumen", ("light-lumen",)), "lx": ("lux", ("light-lux",)),
     "cd": ("candela", ("light-candela",)),
     "T": ("tesla", ("magnetic-tesla",)),
+    "dB": ("decibel", ()),
 }  # fmt: skip
 """Canonical symbol -> (pint expression, CLDR unit ids it stands for)."""
 
@@ -287,7 +290,7 @@ _WORDS = {
     "摄氏": "°C", "摄氏温度": "°C", "攝氏": "°C", "fahrenheit": "°F", "farenheit": "°F",
     "fahrenhayt": "°F", "farenhayt": "°F", "фаренгейта": "°F", "फ़ॉरेनहाइट": "°F",
     "फॉरेनहाइट": "°F", "फ़ॉ": "°F", "फॉ": "°F", "华氏": "°F", "华氏温度": "°F", "華氏": "°F",
-    "kelvin": "K", "kelvins": "K", "c": "°C", "f": "°F",
+    "kelvin": "K", "kelvins": "K", "c": "°C", "f": "°F", "decibel": "dB", "decibels": "dB",
     "センチ": "cm", "ミリ": "mm",
     "千米": "km", "公里": "km", "米": "m", "公尺": "m", "厘米": "cm", "公分": "cm", "毫米": "mm",
     "千克": "kg", "公斤": "kg", "克": "g", "毫克": "mg", "微克": "µg", "吨": "t", "噸": "t",
@@ -355,7 +358,8 @@ def _lexicon() -> tuple[dict[str, str], dict[str, str]]:
     for word in _STOPWORDS:
         folded.pop(word, None)
     for spelling, canonical in (("mb", "MB"), ("kb", "kB"), ("gb", "GB"), ("tb", "TB"),
-                                ("m", "m"), ("t", "t"), ("k", "K"), ("h", "h")):  # fmt: skip
+                                ("m", "m"), ("t", "t"), ("k", "K"), ("h", "h"),
+                                ("db", "dB")):  # fmt: skip
         folded[spelling] = canonical
     return exact, folded
 
@@ -563,6 +567,8 @@ def _from_pint(unit: str) -> str | None:
         parsed = registry.parse_units(expression)
     except Exception:  # noqa: BLE001  # pint raises several kinds for what it cannot read
         return None
+    if " * " in expression and _repeats_a_unit(registry, expression.split(" * ")):
+        return None  # "inches in (the box)": the preposition, not square inches
     symbols = _pint_symbols()
     name = str(parsed)
     if name in symbols:
@@ -572,6 +578,20 @@ def _from_pint(unit: str) -> str | None:
         # otherwise the next word is no unit: "hours at" is not hours times atmospheres.
         return None
     return format(parsed, "~C").replace("**", "").replace("*", "·")
+
+
+def _repeats_a_unit(registry: Any, words: list[str]) -> bool:
+    """Whether two of ``words`` name the same unit (a product no one writes as words)."""
+    seen: set[str] = set()
+    for word in words:
+        try:
+            name = str(registry.parse_units(word))
+        except Exception:  # noqa: BLE001  # as above
+            return False
+        if name in seen:
+            return True
+        seen.add(name)
+    return False
 
 
 # -- quantities ----------------------------------------------------------------------------------
@@ -802,6 +822,14 @@ def find_quantities(text: str) -> list[QuantitySpan]:
             continue  # "5 pm", "2:00 pm": a time of day, not picometres
         if unit in _COUNTS and number.text.casefold() in _ARTICLES and value == 1:
             continue  # "een paar jaar", "a box of": an article, not a count
+        gap = len(prepared[number.end :]) - len(prepared[number.end :].lstrip())
+        if unit == "in" and is_preposition_in(prepared, number.end + gap):
+            continue  # "turned 30 in March", "5 in the morning": the preposition
+        if unit in _TEMPERATURES and value > 0:
+            sign = _MINUS_BEFORE.search(prepared, max(0, start - 12), start)
+            if sign is not None and not re.search(r"\d\s*$", prepared[: sign.start()]):
+                # "minus 15 degrees", "零下15度", "영하 5도"; "10 minus 5 degrees" is arithmetic
+                value, start = -value, sign.start()
         out.append(QuantitySpan(start, end, text[start:end], numbers._number(value), unit))  # noqa: SLF001
         covered = end
     return _with_halves(text, prepared, out)
@@ -809,6 +837,28 @@ def find_quantities(text: str) -> list[QuantitySpan]:
 
 _MAX_HALVES = 200
 """Half words tried per text: each is read with the words after it, so a text of them is bounded."""
+
+
+_INCH_OR_PREPOSITION = re.compile(
+    r"in\s+(?:[A-Z0-9]|(?:the|a|an|this|that|these|those|his|her|its|their|our|my|your|"
+    r"each|every|all|which|what|total|order|advance|addition|part|time|case)\b)"
+)
+"""A bare "in" after a number and before a capital, a digit or a determiner is the preposition."""
+
+
+def is_preposition_in(text: str, start: int) -> bool:
+    """Whether the "in" at ``text[start:]`` is the preposition, not inches.
+
+    "turned 30 in March", "3 in a row", "5 in the morning": before a capital, a digit or a
+    determiner. "12 in wide", "3 in of rain" and "12 in." stay inches.
+    """
+    return _INCH_OR_PREPOSITION.match(text, start) is not None
+
+
+_MINUS_BEFORE = re.compile(
+    r"(?:(?<!\w)(?:minus|moins|menos|meno|min|eksi|минус)\s+|(?:零下|영하)\s*)$", re.IGNORECASE
+)
+"""A sign word just before a temperature's number."""
 
 
 def _with_halves(text: str, prepared: str, found: list[QuantitySpan]) -> list[QuantitySpan]:
@@ -829,7 +879,20 @@ def _with_halves(text: str, prepared: str, found: list[QuantitySpan]) -> list[Qu
             continue
         _, unit, _, used = read
         halves.append(QuantitySpan(start, start + used, text[start : start + used], 0.5, unit))
+    for tried, match in enumerate(_ARTICLE_DOZEN.finditer(prepared)):
+        at = bisect.bisect_right(starts, match.start()) - 1
+        if tried >= _MAX_HALVES or (at >= 0 and match.start() < found[at].end):
+            continue
+        span = text[match.start() : match.end()]
+        halves.append(QuantitySpan(match.start(), match.end(), span, 12, "piece"))  # "a dozen eggs"
     return sorted([*found, *halves], key=lambda q: q.start) if halves else found
+
+
+_ARTICLE_DOZEN = re.compile(
+    r"(?<!\w)(?:a|one|une|una|un|ein|eine|een|ett|um|uma)\s+"
+    r"(?:dozen|douzaine|docena|dozzina|dúzia|dutzend|dozijn|dussin)(?!\w)",
+    re.IGNORECASE,
+)
 
 
 _UNIT_LANGUAGES = (*_words.TEXT2NUM_LANGUAGES, *_words.TABLE_LANGUAGES)

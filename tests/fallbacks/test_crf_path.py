@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -215,6 +216,19 @@ def test_an_amount_span_takes_the_scale_word_after_it(
     values, chosen = choose_fields(text, spans, fields, schema)
     assert values["amount"] == amount
     assert text[chosen["amount"].start : chosen["amount"].end] == span_text
+
+
+@pytest.mark.parametrize(
+    ("text", "unit"),
+    [("The team won 3 in a row, 12 in wide", "in"), ("She turned 30 in March", None)],
+)
+def test_a_unit_span_that_is_the_preposition_in_is_no_unit(text: str, unit: str | None) -> None:
+    spans = [TaggedSpan("UNIT", m.start(), m.end(), (0.9 - 0.1 * i,))
+             for i, m in enumerate(re.finditer(r"\bin\b", text))]  # fmt: skip
+    fields = {"unit": CrfField(label="UNIT", normalize="unit")}
+    schema = _unit_data("extract_quantity")["output"]["properties"]
+    values, _ = choose_fields(text, spans, fields, schema)
+    assert values["unit"] == unit
 
 
 # -- training --------------------------------------------------------------------------------

@@ -244,6 +244,10 @@ def test_lookups_are_fast_once_built() -> None:
           ("300 kenyan shillings", 300, "KES")]),
         ("the apartment costs 2.3 million kronor", [("2.3 million kronor", 2_300_000, "SEK")]),
         ("150 dirhams or 20 riyals", [("150 dirhams", 150, "AED"), ("20 riyals", 20, "SAR")]),
+        # a plural scale word alone says "many", not a number
+        ("repairs cost hundreds of dollars", []),
+        ("Millionen Euro flossen ab, davon 3 Millionen Euro an",
+         [("3 Millionen Euro", 3_000_000, "EUR")]),
     ],
 )  # fmt: skip
 def test_find_money_reads_each_amount_with_its_marker(

@@ -59,13 +59,19 @@ from aau.values.quantities import same_quantity, unit_registry
         ("hours", "h"),
         ("days", "d"),
         ("dozen", "piece"),
+        ("km/s", "km/s"),  # SI: kilometres per second, whatever one CLDR locale writes so
+        ("kilometres per second", "km/s"),
+        ("dB", "dB"),
+        ("decibels", "dB"),
     ],
 )
 def test_read_unit(text: str, expected: str) -> None:
     assert read_unit(text) == expected
 
 
-@pytest.mark.parametrize("text", ["", " ", "xyz", "the", "to", "and", "hello world", "x" * 80])
+@pytest.mark.parametrize(
+    "text", ["", " ", "xyz", "the", "to", "and", "hello world", "x" * 80, "inches in"]
+)
 def test_not_units(text: str) -> None:
     assert read_unit(text) is None
 
@@ -184,6 +190,17 @@ def test_find_quantities() -> None:
         ("två liter mjölk", ("två liter", 2, "l")),
         ("दो लीटर दूध", ("दो लीटर", 2, "l")),
         ("add ½ cup of sugar", ("½ cup", 0.5, "cup")),
+        ("She bought a dozen eggs.", ("a dozen", 12, "piece")),
+        (
+            "Temperatures dropped to minus 15 degrees Celsius.",
+            ("minus 15 degrees Celsius", -15, "°C"),
+        ),
+        ("零下15度", ("零下15度", -15, "°")),
+        ("영하 5도", ("영하 5도", -5, "°")),
+        ("10 minus 5 degrees", ("5 degrees", 5, "°")),  # arithmetic, not a sign
+        ("3 in of rain", ("3 in", 3, "in")),
+        ("12 inches in the box", ("12 inches", 12, "in")),
+        ("The sound reached 120 decibels.", ("120 decibels", 120, "dB")),
     ],
 )
 def test_halves_dozens_and_number_words_before_a_unit(
@@ -204,6 +221,10 @@ def test_halves_dozens_and_number_words_before_a_unit(
         ("60 kr och 1.250,00 EUR.", []),  # kronor and euros, not carats and hours
         ("3月15日に会議、3월 15일에 회의", []),  # dates, not months and days
         ("put it on hold", []),  # Turkish "on" (10) is a word here
+        ("She turned 30 in March.", []),  # the preposition, not inches
+        ("The team won 3 in a row.", []),
+        ("The company employs hundreds of people.", []),  # "many", not 100
+        ("Millions of people watched the final.", []),
     ],
 )
 def test_what_is_not_a_quantity_of_anything(
