@@ -627,6 +627,14 @@ def _unit_after(text: str) -> tuple[str, int] | None:
         if len(last) == 2 and len(last[1]) == 1 and last[1].islower() and stripped[end:].strip():
             continue  # "106 K a grados": a one-letter word between words is a word
         unit = read_unit(candidate)
+        suffixed = _SUFFIX.search(candidate) if unit is None else None
+        if (
+            suffixed is not None
+            and suffixed.start() >= 2  # "d'œufs" is French elision, not days
+            and read_unit(candidate[: suffixed.start()]) is not None
+        ):
+            candidate = candidate[: suffixed.start()]  # Turkish "40 °C'ye", "5 km'lik"
+            unit = read_unit(candidate)
         if unit is None and candidate.endswith("."):
             candidate = candidate[:-1]  # "190 km2.": the sentence's full stop
             unit = read_unit(candidate)
@@ -637,6 +645,8 @@ def _unit_after(text: str) -> tuple[str, int] | None:
     return None
 
 
+_SUFFIX = re.compile(r"['’][^\W\d_A-Z]{1,5}$")
+"""A case suffix after an apostrophe, as Turkish writes it after a symbol ("km'lik", "°C'ye")."""
 _UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3\u0e00-\u0e7f]")
 
 
@@ -691,6 +701,9 @@ def _read(text: str) -> tuple[Decimal, str, int, int] | None:
 def _unit_for(
     text: str, value: Decimal, start: int, end: int, scale: Decimal
 ) -> tuple[Decimal, str, int, int] | None:
+    half = _AND_A_HALF.match(text, end)
+    if half is not None:
+        value, end = value + Decimal("0.5"), half.end()  # Turkish "2 buçuk kilo"
     after = _unit_after(text[end:])
     if after is not None:
         unit, used = after
@@ -713,6 +726,8 @@ def _unit_for(
     return None
 
 
+_AND_A_HALF = re.compile(r"\s+buçuk(?!\w)", re.IGNORECASE)
+"""Turkish "and a half" between a number and its unit ("iki buçuk saat": two and a half hours)."""
 _RANGE_WORDS = frozenset({"-", "to", "bis", "à", "a", "al", "tot", "till", "~", "–", "hasta",
                           "até", "到", "至", "から", "and", "und", "et", "y", "e", "och", "en",
                           "ve"})  # fmt: skip
@@ -738,6 +753,9 @@ def _in_words(text: str) -> tuple[Decimal, str, int, int] | None:
             value = numbers._read_decimal(head, None, None)  # noqa: SLF001
         if value is None:
             continue
+        half = _AND_A_HALF.match(text, head_end)
+        if half is not None:
+            value, head_end = value + Decimal("0.5"), half.end()  # "İki buçuk saat"
         dozen = re.match(r"\s*(\S+?)[.,;:!?]?(?=\s|$)", text[head_end:])
         if dozen and numbers.scale_value(dozen.group(1)) == 12:
             return value * 12, "piece", 0, head_end + dozen.end()  # "drei Dutzend", "une douzaine"
@@ -813,6 +831,11 @@ def find_quantities(text: str) -> list[QuantitySpan]:
                      number.end + after[1]) if after else None  # fmt: skip
         else:
             found = _quantity_at(prepared, number.start, number.end)
+            if found is None and not number.text.isdigit():  # "10 bin metre", "2 Millionen Tonnen"
+                after = _unit_after(prepared[number.end : number.end + 48])
+                if after is not None:
+                    value = Decimal(str(number.value))
+                    found = (value, after[0], number.start, number.end + after[1])
         if found is None:
             continue
         value, unit, start, end = found
@@ -823,6 +846,11 @@ def find_quantities(text: str) -> list[QuantitySpan]:
         if unit in _COUNTS and number.text.casefold() in _ARTICLES and value == 1:
             continue  # "een paar jaar", "a box of": an article, not a count
         gap = len(prepared[number.end :]) - len(prepared[number.end :].lstrip())
+        if unit in _LENGTHS:
+            per = _PER_BEFORE.search(prepared, max(0, start - 12), start)
+            if per is not None:  # "saatte 120 kilometre", "시속 100km", "时速120公里": a speed
+                name = f"{unit}/{_PER_BEFORE_WORDS[per.group(1).casefold()]}"
+                unit, start = _COMPOUND_NAMES.get(name, name), per.start()
         if unit == "in" and is_preposition_in(prepared, number.end + gap):
             continue  # "turned 30 in March", "5 in the morning": the preposition
         if unit in _TEMPERATURES and value > 0:
@@ -855,6 +883,10 @@ def is_preposition_in(text: str, start: int) -> bool:
     return _INCH_OR_PREPOSITION.match(text, start) is not None
 
 
+_PER_BEFORE_WORDS = {"saatte": "h", "dakikada": "min", "saniyede": "s", "시속": "h", "초속": "s",
+                     "時速": "h", "时速": "h", "毎時": "h", "秒速": "s", "分速": "min"}  # fmt: skip
+_PER_BEFORE = re.compile(rf"(?<!\w)({'|'.join(_PER_BEFORE_WORDS)})\s*$", re.IGNORECASE)
+"""A rate's time written before the number: a length after it is a speed."""
 _MINUS_BEFORE = re.compile(
     r"(?:(?<!\w)(?:minus|moins|menos|meno|min|eksi|минус)\s+|(?:零下|영하)\s*)$", re.IGNORECASE
 )

@@ -201,6 +201,13 @@ def test_find_quantities() -> None:
         ("3 in of rain", ("3 in", 3, "in")),
         ("12 inches in the box", ("12 inches", 12, "in")),
         ("The sound reached 120 decibels.", ("120 decibels", 120, "dB")),
+        # Turkish: a case suffix after a symbol, "and a half", a scale word, the hour before
+        ("Sıcaklık 40 °C'ye ulaştı.", ("40 °C", 40, "°C")),
+        ("İki buçuk saat bekledik.", ("İki buçuk saat", 2.5, "h")),
+        ("Uçak 10 bin metre yükseklikte", ("10 bin metre", 10000, "m")),
+        ("saatte 120 kilometre hızla", ("saatte 120 kilometre", 120, "km/h")),
+        ("시속 100km로 달렸다", ("시속 100km", 100, "km/h")),
+        ("Günde 3 litre su", ("3 litre", 3, "l")),  # a rate per day, but no speed
     ],
 )
 def test_halves_dozens_and_number_words_before_a_unit(
