@@ -220,7 +220,8 @@ def words_value(text: str, languages: Sequence[str] | None = None) -> Decimal | 
 
 
 _COMPOSED = frozenset({"point", "half", "quarter", "quarters", "virgule", "komma", "coma",
-                       "virgola", "vírgula"})  # fmt: skip
+                       "virgola", "vírgula", "medio", "mezzo", "meio", "halbe", "halve",
+                       "demi"})  # fmt: skip
 """Words of a composition text2num reads in pieces only (``_scaled_hits``)."""
 
 
@@ -403,6 +404,7 @@ def _vague(hit: WordHit, words: Sequence[str]) -> bool:
 
 
 _SCALES = (10**3, 10**6, 10**9, 10**12)
+_HALF_BEFORE_SCALE = frozenset({"medio", "mezzo", "meio", "halbe", "halve", "half", "demi"})
 _FRACTIONS_OF = {
     # English fractions of a scale word: "half a million", "a quarter of a billion".
     ("half", "a"): Decimal("0.5"), ("a", "half"): Decimal("0.5"),
@@ -414,8 +416,9 @@ _FRACTIONS_OF = {
 def _scaled_hits(hits: Sequence[WordHit], words: Sequence[str], language: str) -> list[WordHit]:
     """Compositions text2num leaves in pieces.
 
-    A decimal before a scale word ("one point two billion") and, in English, fractions of one
-    ("half a million", "two and a half million").
+    A decimal before a scale word ("one point two billion"), a half word right before one
+    ("medio millón", "eine halbe Million") and, in English, fractions of one ("half a million",
+    "two and a half million").
     """
     scales = {hit.start: hit for hit in hits
               if hit.end - hit.start == 1 and not hit.ordinal and hit.value in _SCALES}  # fmt: skip
@@ -424,9 +427,12 @@ def _scaled_hits(hits: Sequence[WordHit], words: Sequence[str], language: str) -
         scale = scales.get(hit.end)
         if scale is not None and hit.value != hit.value.to_integral_value():
             out.append(WordHit(hit.start, scale.end, hit.value * scale.value, False))
+    folded = [_folded(word) for word in words]
+    for start, scale in scales.items():
+        if start > 0 and folded[start - 1] in _HALF_BEFORE_SCALE:  # "medio millón", "halbe Million"
+            out.append(WordHit(start - 1, scale.end, scale.value / 2, False))
     if language != "en":
         return out
-    folded = [_folded(word) for word in words]
     for start, scale in scales.items():
         for phrase, fraction in _FRACTIONS_OF.items():
             first = start - len(phrase)

@@ -106,6 +106,16 @@ _WORDS: dict[str, tuple[str, ...]] = {
     **{w: ("KWD", "JOD", "BHD", "IQD", "DZD", "TND", "LYD", "RSD", "MKD")
        for w in ("dinar", "dinars")},
     **{w: ("KES", "UGX", "TZS", "SOS") for w in ("shilling", "shillings")},
+    # Latin American currencies' bare names and Spanish plurals (CLDR writes them with the
+    # country: "soles peruanos")
+    **{w: ("PEN",) for w in ("sol", "soles", "nuevo sol", "nuevos soles", "s/", "s/.")},
+    **{w: ("GTQ",) for w in ("quetzal", "quetzales")},
+    **{w: ("CRC", "SVC") for w in ("colón", "colon", "colones")},
+    **{w: ("VES", "VEF") for w in ("bolívar", "bolivar", "bolívares", "bolivares")},
+    **{w: ("BOB",) for w in ("boliviano", "bolivianos")},
+    **{w: ("HNL",) for w in ("lempira", "lempiras")},
+    **{w: ("NIO",) for w in ("córdoba", "córdobas")},
+    **{w: ("PYG",) for w in ("guaraní", "guaraníes", "guarani", "guaranis")},
     **{w: ("IDR",) for w in ("rp", "rupiah")},
     **{w: ("INR",) for w in ("₹", "inr")},
     **{w: ("SEK",) for w in ("spänn",)},
@@ -153,6 +163,8 @@ _DEFAULTS = {
     **{key(w): "SEK" for w in ("kronor",)},  # Swedish's plural; Danish and Norwegian: kroner
     **{key(w): "SAR" for w in ("riyal", "riyals")},
     **{key(w): "AED" for w in ("dirham", "dirhams")},
+    **{key(w): "CRC" for w in ("colón", "colon", "colones")},  # El Salvador's is gone since 2001
+    **{key(w): "VES" for w in ("bolívar", "bolivar", "bolívares", "bolivares")},
 }  # fmt: skip
 """Step 4 of the module docstring: the reading that dominates where the text does not say."""
 
@@ -941,6 +953,8 @@ def _widest_reading(
             if end - start > MAX_SPAN:
                 continue
             window = text[start:end].rstrip(_CLOSING)
+            if _splits_a_number(text, tokens, high):
+                continue  # "500 quetzales y 2 | mil colones": the 2 is the next amount's
             money = read_money(window, locale=locale, context=context)
             if money is None:
                 continue
@@ -952,6 +966,14 @@ def _widest_reading(
         if unresolved is not None:
             return unresolved
     return None
+
+
+def _splits_a_number(text: str, tokens: list[tuple[int, int]], high: int) -> bool:
+    """Whether a window ending at token ``high`` cuts a number from its scale word or marker."""
+    if high + 1 >= len(tokens) or not text[tokens[high][0] : tokens[high][1]][-1:].isdigit():
+        return False
+    following = text[tokens[high + 1][0] : tokens[high + 1][1]]
+    return numbers.scale_value(following) is not None or is_currency_marker(following)
 
 
 _CLOSING = ".,;:!?)]}\"'»」 "

@@ -244,6 +244,13 @@ def test_lookups_are_fast_once_built() -> None:
           ("300 kenyan shillings", 300, "KES")]),
         ("the apartment costs 2.3 million kronor", [("2.3 million kronor", 2_300_000, "SEK")]),
         ("150 dirhams or 20 riyals", [("150 dirhams", 150, "AED"), ("20 riyals", 20, "SAR")]),
+        # Latin American names, and a half before a scale word in other languages
+        ("150 soles, 500 quetzales y 2 mil colones",
+         [("150 soles", 150, "PEN"), ("500 quetzales", 500, "GTQ"),
+          ("2 mil colones", 2000, "CRC")]),
+        ("el premio es de medio millón de euros",
+         [("medio millón de euros", 500_000, "EUR")]),
+        ("eine halbe Million Euro", [("halbe Million Euro", 500_000, "EUR")]),
         # a plural scale word alone says "many", not a number
         ("repairs cost hundreds of dollars", []),
         ("Millionen Euro flossen ab, davon 3 Millionen Euro an",
