@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from decimal import Decimal, InvalidOperation
-from functools import cache
+from functools import cache, lru_cache
 from typing import NamedTuple
 
 __all__ = [
@@ -139,18 +139,28 @@ def _text2num(text: str, language: str) -> Decimal | None:
         return None
 
 
+@lru_cache(maxsize=1 << 16)
+def _segmented(word: str, language: str) -> tuple[int | Decimal, ...] | None:
+    """``_segment`` in ``language``'s table, remembered.
+
+    A long text repeats its words, and every word of it is tried in every table language.
+    """
+    table = _TABLES[language]
+    if language in _WHOLE_WORDS:  # one table entry or none (no compounds)
+        return (table[word],) if word in table else None
+    pieces = _segment(word, table, _longest(language))
+    return None if pieces is None else tuple(pieces)
+
+
 def _segment(
-    word: str, table: dict[str, int | Decimal], whole: bool = False
+    word: str, table: dict[str, int | Decimal], longest: int
 ) -> list[int | Decimal] | None:
     """Split a compound number word into table morphemes, longest first ("fyrtiofem").
 
-    ``whole``: the word is one table entry or none (no compounds).
+    ``longest``: the length of the table's longest entry.
     """
-    if whole:
-        return [table[word]] if word in table else None
     values: list[int | Decimal] = []
     position = 0
-    longest = max(map(len, table))
     while position < len(word):
         for size in range(min(longest, len(word) - position), 0, -1):
             piece = word[position : position + size]
@@ -177,18 +187,23 @@ def _combine(values: Iterable[int | Decimal]) -> Decimal | None:
     return total + current if seen else None
 
 
+@cache
+def _longest(language: str) -> int:
+    """The length of the longest entry of ``language``'s table."""
+    return max(map(len, _TABLES[language]))
+
+
 def _folded(word: str) -> str:
     """``word`` casefolded, the dot of Turkish "İ" dropped ("İki" is "iki")."""
     return word.casefold().replace("\u0307", "")
 
 
 def _table_value(text: str, language: str) -> Decimal | None:
-    table = _TABLES[language]
     values: list[int | Decimal] = []
     for word in re.split(r"[\s\-]+", _folded(text)):
         if not word or word in _CONNECTORS[language]:
             continue
-        pieces = _segment(word, table, language in _WHOLE_WORDS)
+        pieces = _segmented(word, language)
         if pieces is None:
             return None
         values.extend(pieces)
@@ -365,10 +380,11 @@ def find_word_numbers(words: Sequence[str], languages: Sequence[str] | None) -> 
     from text_to_num import find_numbers
 
     tokens = [_Token(word) for word in words]
+    folded = [_folded(word) for word in words]
     hits: list[WordHit] = []
     for language in _language_order(languages):
         if language in _TABLES:
-            hits.extend(_table_hits(words, language))
+            hits.extend(_table_hits(folded, language))
             continue
         try:
             found = find_numbers(tokens, language, 0)
@@ -377,7 +393,7 @@ def find_word_numbers(words: Sequence[str], languages: Sequence[str] | None) -> 
         for occurrence in found:
             hits.append(WordHit(occurrence.start, occurrence.end, _decimal(occurrence.value),
                                 bool(occurrence.is_ordinal)))  # fmt: skip
-        hits.extend(_scaled_hits(hits, words, language))
+        hits.extend(_scaled_hits(hits, folded, language))
     # "hundreds of people", "Millionen Euro": a plural scale word alone counts no number.
     hits = [h for h in hits if not _vague(h, words)]
     hits.sort(key=lambda hit: (hit.start, -(hit.end - hit.start)))
@@ -413,12 +429,12 @@ _FRACTIONS_OF = {
 }  # fmt: skip
 
 
-def _scaled_hits(hits: Sequence[WordHit], words: Sequence[str], language: str) -> list[WordHit]:
+def _scaled_hits(hits: Sequence[WordHit], folded: Sequence[str], language: str) -> list[WordHit]:
     """Compositions text2num leaves in pieces.
 
     A decimal before a scale word ("one point two billion"), a half word right before one
     ("medio millón", "eine halbe Million") and, in English, fractions of one ("half a million",
-    "two and a half million").
+    "two and a half million"). ``folded``: the words, each ``_folded``.
     """
     scales = {hit.start: hit for hit in hits
               if hit.end - hit.start == 1 and not hit.ordinal and hit.value in _SCALES}  # fmt: skip
@@ -427,7 +443,6 @@ def _scaled_hits(hits: Sequence[WordHit], words: Sequence[str], language: str) -
         scale = scales.get(hit.end)
         if scale is not None and hit.value != hit.value.to_integral_value():
             out.append(WordHit(hit.start, scale.end, hit.value * scale.value, False))
-    folded = [_folded(word) for word in words]
     for start, scale in scales.items():
         if start > 0 and folded[start - 1] in _HALF_BEFORE_SCALE:  # "medio millón", "halbe Million"
             out.append(WordHit(start - 1, scale.end, scale.value / 2, False))
@@ -447,26 +462,27 @@ def _scaled_hits(hits: Sequence[WordHit], words: Sequence[str], language: str) -
     return out
 
 
-def _table_hits(words: Sequence[str], language: str) -> list[WordHit]:
-    table = _TABLES[language]
+def _table_hits(folded: Sequence[str], language: str) -> list[WordHit]:
+    """Runs of ``language``'s table words in ``folded`` (the words, each ``_folded``).
+
+    Each distinct word is segmented once, and only the positions of words that segment are
+    visited: a long text holds few number words and repeats the rest.
+    """
+    readable = {word for word in set(folded) if word and _segmented(word, language) is not None}
+    if not readable:
+        return []
     hits: list[WordHit] = []
-    index = 0
-    while index < len(words):
-        end, values = index, list[int | Decimal]()
-        while end < len(words):
-            word = _folded(words[end])
-            pieces = _segment(word, table, language in _WHOLE_WORDS) if word else None
-            if pieces is None:
-                break
-            values.extend(pieces)
-            end += 1
-        if end > index:
-            value = _combine(values)
-            if value is not None:
-                hits.append(WordHit(index, end, value, False))
-            index = end
-        else:
-            index += 1
+    run_start, previous = -1, -2
+    for index in [i for i, word in enumerate(folded) if word in readable] + [-1]:
+        if index != previous + 1:  # the run before ends here
+            if run_start >= 0:
+                values = [v for w in folded[run_start : previous + 1]
+                          for v in _segmented(w, language) or ()]  # fmt: skip
+                value = _combine(values)
+                if value is not None:
+                    hits.append(WordHit(run_start, previous + 1, value, False))
+            run_start = index
+        previous = index
     return hits
 
 
