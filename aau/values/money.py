@@ -282,6 +282,12 @@ def currency_codes(marker: str) -> frozenset[str]:
     """Every ISO code ``marker`` may stand for (``kr`` -> SEK, NOK, DKK, ISK); empty if none."""
     if not isinstance(marker, str) or not marker.strip() or len(marker) > 64:
         return frozenset()
+    return _codes_of(marker)
+
+
+@lru_cache(maxsize=1 << 16)
+def _codes_of(marker: str) -> frozenset[str]:
+    """``currency_codes``, remembered: finding money asks it of every piece of every window."""
     exact, plain = _table()
     marker_key = key(marker)
     found = exact.get(marker_key)
@@ -591,12 +597,18 @@ def _qualified_marker(text: str) -> tuple[str, str, int] | None:
     Returns (marker, qualifier, characters used).
     """
     stripped = text.strip()
+    # Casefolding maps character by character: a tail no longer piece holds, no shorter does.
+    held = stripped[:24].casefold()
+    tails = [generic for generic in _GENERIC_TAILS if generic in held]
+    if not tails:
+        return None
     for size in range(min(len(stripped), 24), 1, -1):
         piece = stripped[:size]
-        for generic in _GENERIC_TAILS:
+        folded = piece.casefold()
+        for generic in tails:
             qualifier = piece[: -len(generic)]
             if (
-                piece.casefold().endswith(generic)
+                folded.endswith(generic)
                 and qualifier.strip()
                 and not any(c.isdigit() for c in qualifier)
             ):
@@ -885,10 +897,20 @@ def find_money(text: str, *, locale: str | None = None) -> list[MoneySpan]:
         best = _widest_reading(text, tokens, first, last, covered, locale)
         if best is not None and _weight(best, text):
             continue
+        if best is not None and _digits_claim_marker(number.text, text, best.end):
+            continue
         if best is not None:
             found.append(best)
             covered = best.end
     return found
+
+
+def _digits_claim_marker(number: str, text: str, end: int) -> bool:
+    """Whether an amount in words ends at a marker that digits follow.
+
+    "total due EUR 1,250": Italian "due" is 2, but the marker is the digits' amount.
+    """
+    return not any(c.isdigit() for c in number) and text[end:].lstrip()[:1].isdigit()
 
 
 def _weight(span: MoneySpan, text: str) -> bool:
@@ -955,6 +977,10 @@ def _widest_reading(
             window = text[start:end].rstrip(_CLOSING)
             if _splits_a_number(text, tokens, high):
                 continue  # "500 quetzales y 2 | mil colones": the 2 is the next amount's
+            if (low < first and not _may_open(text, tokens, low, high)) or (
+                high > last and not _may_close(text, tokens, low, high)
+            ):
+                continue  # a plain word at an end no amount starts or ends with: "by", "due"
             money = read_money(window, locale=locale, context=context)
             if money is None:
                 continue
@@ -966,6 +992,49 @@ def _widest_reading(
         if unresolved is not None:
             return unresolved
     return None
+
+
+def _may_open(text: str, tokens: list[tuple[int, int]], low: int, high: int) -> bool:
+    """Whether a window of tokens ``low..high`` may start as an amount does.
+
+    Only a plain word (ASCII letters) is judged: it must be a word of money itself (a marker,
+    a scale, a minor unit's or a number's word) or open a marker of several words ("c $").
+    Everything else is left to ``read_money``; the check spares it the windows it would refuse
+    (most of them, around a number in running text).
+    """
+    start, end = tokens[low]
+    word = text[start:end].lstrip("([\"'«")
+    if not _plain_word(word) or _money_word(word):
+        return True
+    return any(currency_codes(text[start : tokens[k][1]])
+               for k in range(low + 1, min(high, low + 4) + 1))  # fmt: skip
+
+
+def _may_close(text: str, tokens: list[tuple[int, int]], low: int, high: int) -> bool:
+    """Whether a window of tokens ``low..high`` may end as an amount does (see ``_may_open``)."""
+    start, end = tokens[high]
+    word = text[start:end].rstrip(_CLOSING)
+    if not _plain_word(word) or _money_word(word):
+        return True
+    return any(currency_codes(text[tokens[k][0] : end].rstrip(_CLOSING))
+               for k in range(max(low, high - 4), high))  # fmt: skip
+
+
+def _plain_word(word: str) -> bool:
+    return word.isascii() and word.isalpha()
+
+
+@lru_cache(maxsize=1 << 15)
+def _money_word(word: str) -> bool:
+    """A word that may stand at either end of an amount: a marker, scale, minor unit, number."""
+    folded = word.casefold()
+    return bool(
+        currency_codes(word)
+        or folded in _GENERIC_TAILS
+        or key(word) in _MINOR
+        or numbers.scale_value(word) is not None
+        or _words.words_value(word) is not None
+    )
 
 
 def _splits_a_number(text: str, tokens: list[tuple[int, int]], high: int) -> bool:
