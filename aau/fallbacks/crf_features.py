@@ -230,7 +230,8 @@ def sentence_features(
         One dict per token (string values are categorical, floats are weights).
     """
     # A token's own features depend on its text and kind alone: computed once per distinct
-    # token of the text (a long document repeats most of its words), copied per occurrence.
+    # token of the text (a long document repeats most of its words), shared by its occurrences,
+    # and so are the features it lends its neighbours at each offset.
     seen: dict[tuple[str, str], dict[str, str | float]] = {}
     own = []
     for token in tokens:
@@ -238,9 +239,22 @@ def sentence_features(
         feats = seen.get(spelled)
         if feats is None:
             feats = seen[spelled] = _token_features(token, config)
-        own.append(dict(feats))
+        own.append(feats)
     for index, hit_type in _tokens_in_hits(tokens, term_hits or ()):
-        own[index]["term"] = hit_type
+        own[index] = {**own[index], "term": hit_type}
+    offsets = [o for o in range(-config.window, config.window + 1) if o != 0]
+    lent_by: dict[tuple[tuple[str, str | float], ...], dict[int, dict[str, str | float]]] = {}
+    lent = []  # per token: offset -> the features it lends a token at that offset
+    for feats in own:
+        shown = tuple((key, feats[key]) for key in _NEIGHBOUR_KEYS if key in feats)
+        per_offset = lent_by.get(shown)
+        if per_offset is None:
+            per_offset = lent_by[shown] = {
+                o: {f"{o:+d}:{key}": value for key, value in shown} for o in offsets
+            }
+        lent.append(per_offset)
+    left = [f"L:{t.text.lower()}" if t.kind == "word" and len(t.text) > 2 else None
+            for t in tokens]  # fmt: skip
     out: list[dict[str, str | float]] = []
     for index, feats in enumerate(own):
         full = dict(feats)
@@ -249,17 +263,13 @@ def sentence_features(
             full["BOS"] = 1.0
         if index == len(own) - 1:
             full["EOS"] = 1.0
-        for offset in range(-config.window, config.window + 1):
+        for offset in offsets:
             at = index + offset
-            if offset == 0 or not 0 <= at < len(own):
-                continue
-            for key in _NEIGHBOUR_KEYS:
-                if key in own[at]:
-                    full[f"{offset:+d}:{key}"] = own[at][key]
-        start = max(0, index - config.context)
-        for before in tokens[start:index]:
-            if before.kind == "word" and len(before.text) > 2:
-                full[f"L:{before.text.lower()}"] = 1.0
+            if 0 <= at < len(own):
+                full.update(lent[at][offset])
+        for word in left[max(0, index - config.context) : index]:
+            if word is not None:
+                full[word] = 1.0
         out.append(full)
     return out
 
