@@ -36,6 +36,7 @@ def test_ids_equal_the_chat_templates_for_every_unit_and_input(smollm2_tokenizer
                 messages = render_messages(unit, text)
                 assert prompts.ids(messages) == whole(smollm2_tokenizer, messages), (unit, text)
     assert prompts.cut_ok
+    assert prompts.frames_ok
     assert 1 <= len(prompts._heads) <= len(UNITS) * len(TEXTS)
 
 
@@ -54,6 +55,48 @@ def test_a_units_static_part_is_tokenized_once(
     assert len(encoded) == 1
     assert TEXTS[3] in encoded[0]
     assert unit.prompt.system not in encoded[0]
+
+
+def test_a_units_template_is_rendered_once_per_static_part(
+    smollm2_tokenizer: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    prompts = PromptTokens(smollm2_tokenizer)
+    unit = UNITS[0]
+    prompts.ids(render_messages(unit, TEXTS[0]))  # the frame, its probes, its first check
+    prompts.ids(render_messages(unit, TEXTS[1]))
+    rendered: list[Any] = []
+    real = prompts._template
+    monkeypatch.setattr(prompts, "_template", lambda m: rendered.append(m) or real(m))
+
+    messages = render_messages(unit, TEXTS[3])
+    assert prompts.ids(messages) == whole(smollm2_tokenizer, messages)
+    assert rendered == []
+
+
+class TrimmingTokenizer:
+    """Fault injection: a tokenizer whose chat template trims each message's content (as some
+    models' templates do), so a prompt is not its frame around the input as given."""
+
+    def __init__(self, real: Any) -> None:
+        self.real = real
+        self.added_tokens_decoder = real.added_tokens_decoder
+
+    def apply_chat_template(self, messages: list[dict[str, str]], **kwargs: Any) -> Any:
+        trimmed = [{**m, "content": m["content"].strip()} for m in messages]
+        return self.real.apply_chat_template(trimmed, **kwargs)
+
+    def __call__(self, text: str, **kwargs: Any) -> Any:
+        return self.real(text, **kwargs)
+
+
+def test_a_template_that_changes_the_input_is_rendered_in_full(smollm2_tokenizer: Any) -> None:
+    tokenizer = TrimmingTokenizer(smollm2_tokenizer)
+    prompts = PromptTokens(tokenizer)
+    for text in (TEXTS[0], TEXTS[3], TEXTS[3]):
+        messages = render_messages(UNITS[0], text)
+        trimmed = [{**m, "content": m["content"].strip()} for m in messages]
+        assert prompts.ids(messages) == whole(smollm2_tokenizer, trimmed)
+    assert not prompts.frames_ok
 
 
 class MarkingTokenizer:
