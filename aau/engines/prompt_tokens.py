@@ -105,10 +105,10 @@ class PromptTokens:
         content = messages[-1].get("content") or ""
         text = frame.before + content + frame.after
         if not frame.checked:
-            if self._template(messages) != text:
+            whole = self._template(messages)
+            if whole != text:
                 self._give_up_frames()
-                text = self._template(messages)
-                return text, self._cut(text, messages)
+                return whole, self._cut(whole, messages)
             self._frames[key] = _Frame(frame.before, frame.after, frame.cut, checked=True)
         return text, frame.cut
 
@@ -130,7 +130,8 @@ class PromptTokens:
         None where the placeholder is not found once (a template that repeats or drops the
         input); gives frames up for a template that changes a probe input.
         """
-        rendered = self._template(_with_content(messages, _PLACEHOLDER))
+        framed = _with_content(messages, _PLACEHOLDER)
+        rendered = self._template(framed)
         if rendered.count(_PLACEHOLDER) != 1:
             return None
         before, after = rendered.split(_PLACEHOLDER)
@@ -138,11 +139,7 @@ class PromptTokens:
             if self._template(_with_content(messages, probe)) != before + probe + after:
                 self._give_up_frames()
                 return None
-        cut = 0
-        if self._special is not None:
-            for match in self._special.finditer(before):
-                cut = match.start()
-        return _Frame(before, after, cut, checked=False)
+        return _Frame(before, after, self._cut(rendered, framed), checked=False)
 
     def _give_up_frames(self) -> None:
         self.frames_ok = False
@@ -177,16 +174,17 @@ def _static_key(messages: Sequence[dict[str, str]]) -> Hashable | None:
     None where that is not hashable, or the content is not text (a list of parts).
     """
     *static, last = messages
+    if not isinstance(last.get("content", ""), str):
+        return None
     key = (
         tuple(tuple(sorted(message.items())) for message in static),
         tuple(sorted((k, v) for k, v in last.items() if k != "content")),
-        isinstance(last.get("content", ""), str),
     )
     try:
         hash(key)
     except TypeError:
         return None
-    return key if key[2] else None
+    return key
 
 
 def _with_content(messages: Sequence[dict[str, str]], content: str) -> list[dict[str, str]]:
