@@ -40,11 +40,6 @@ from typing import Literal
 
 from PIL import Image
 
-try:
-    import pytesseract
-except ImportError as exc:  # pragma: no cover - depends on the installed extras
-    raise ImportError('OCR in aau.ingest needs pytesseract: pip install "aau[ocr]"') from exc
-
 from aau.ingest.content import PageContent, PageWord, input_error
 
 __all__ = ["OcrImage", "OcrOptions", "OcrStrategy", "ocr_images", "parse_tsv"]
@@ -212,6 +207,19 @@ def _to_gray(image: Image.Image) -> Image.Image:
     return image if image.mode == "L" else image.convert("L")
 
 
+def _tesseract_program() -> str:
+    """The tesseract program pytesseract's ``tesseract_cmd`` names, read when a page is OCR'd.
+
+    Imported here, not with the module: pytesseract imports pandas when it is installed
+    (0.4 s), which every ``import aau`` would pay for documents that need no OCR.
+    """
+    try:
+        import pytesseract
+    except ImportError as exc:  # pragma: no cover - depends on the installed extras
+        raise ImportError('OCR in aau.ingest needs pytesseract: pip install "aau[ocr]"') from exc
+    return str(pytesseract.pytesseract.tesseract_cmd)
+
+
 def _run_tesseract(
     gray: Image.Image,
     languages: str,
@@ -220,7 +228,7 @@ def _run_tesseract(
     source: str | Path | None,
     single_thread: bool,
 ) -> str:
-    program = str(pytesseract.pytesseract.tesseract_cmd)
+    program = _tesseract_program()
     # The page goes to tesseract as an uncompressed BMP file (see the module docstring for why
     # not stdin or PGM). mkstemp makes it readable by this user only, and it is deleted as soon
     # as tesseract is done.
