@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 from collections.abc import Sequence
 from importlib.metadata import version
 from pathlib import Path
@@ -93,7 +94,7 @@ class XGrammarBackend:
         import xgrammar as xgr
 
         if self._compiler is None:
-            self._tokenizer_info = self._build_tokenizer_info()
+            self._tokenizer_info = self._kept_tokenizer_info()
             self._compiler = xgr.GrammarCompiler(self._tokenizer_info, cache_enabled=True)
         path = self._disk_path(schema)
         if path is not None and path.is_file():
@@ -112,13 +113,7 @@ class XGrammarBackend:
         except Exception as exc:  # xgrammar raises RuntimeError/ValueError variants
             raise ValueError(str(exc)) from exc
         if path is not None:
-            try:  # write-then-rename, so a concurrent reader never sees half a file
-                path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_suffix(f".{os.getpid()}.tmp")
-                tmp.write_text(compiled.serialize_json(), encoding="utf-8")
-                tmp.replace(path)
-            except OSError:
-                pass  # the disk cache only saves time
+            _write_atomically(path, compiled.serialize_json())
         return compiled
 
     def new_matcher(self, compiled: Any, bitmask: torch.Tensor) -> Matcher:
@@ -140,13 +135,28 @@ class XGrammarBackend:
 
         return XGrammarLogitsProcessor(compiled, "torch")
 
+    def _kept_tokenizer_info(self) -> Any:
+        """The tokenizer info, read from ``cache_dir`` when kept there (0.04 s, not 0.35 s)."""
+        import xgrammar as xgr
+
+        path = self._disk_path(None)
+        if path is not None and path.is_file():
+            try:
+                info = xgr.TokenizerInfo.deserialize_json(path.read_text(encoding="utf-8"))
+                if info.vocab_size == self.vocab_size + len(self.extra_tokens):
+                    return info
+            except (OSError, RuntimeError, ValueError):
+                pass  # corrupt or from another build: built again and rewritten
+        info = self._build_tokenizer_info()
+        if path is not None:
+            _write_atomically(path, info.serialize_json())
+        return info
+
     def _build_tokenizer_info(self) -> Any:
         import xgrammar as xgr
 
         base = xgr.TokenizerInfo.from_huggingface(self.tokenizer, vocab_size=self.vocab_size)
-        specials = set(getattr(self.tokenizer, "all_special_ids", ())) | {
-            i for i, t in getattr(self.tokenizer, "added_tokens_decoder", {}).items() if t.special
-        }
+        specials = self._special_ids()
         decoded = list(base.decoded_vocab)[: self.vocab_size]
         decoded += [b""] * (self.vocab_size - len(decoded))
         for token in specials:
@@ -160,7 +170,13 @@ class XGrammarBackend:
             stop_token_ids=list(base.stop_token_ids),
         )
 
-    def _disk_path(self, schema: dict[str, Any]) -> Path | None:
+    def _special_ids(self) -> set[int]:
+        return set(getattr(self.tokenizer, "all_special_ids", ())) | {
+            i for i, t in getattr(self.tokenizer, "added_tokens_decoder", {}).items() if t.special
+        }
+
+    def _disk_path(self, schema: dict[str, Any] | None) -> Path | None:
+        """Where ``schema``'s compiled grammar is kept; None: the tokenizer info's file."""
         if self.cache_dir is None:
             return None
         if self._fingerprint is None:
@@ -171,7 +187,22 @@ class XGrammarBackend:
             digest.update(f"{self.vocab_size}|xgrammar {version('xgrammar')}|compact".encode())
             digest.update(("\x00".join(self.extra_tokens) + "|specials blanked").encode())
             self._fingerprint = digest.hexdigest()[:16]
-        return self.cache_dir / f"{self._fingerprint}-{schema_key(schema)}.json"
+        if schema is not None:
+            return self.cache_dir / f"{self._fingerprint}-{schema_key(schema)}.json"
+        specials = sorted(self._special_ids())
+        blanked = hashlib.sha256(f"{specials}|{self.tokenizer.eos_token_id}".encode())
+        return self.cache_dir / f"{self._fingerprint}-tokenizer-{blanked.hexdigest()[:12]}.json"
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Write-then-rename, so a concurrent reader never sees half a file."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}-{threading.get_ident()}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except OSError:
+        pass  # the disk cache only saves time
 
 
 class OutlinesCoreBackend:

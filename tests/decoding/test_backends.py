@@ -104,9 +104,9 @@ def test_xgrammar_keeps_compiled_schemas_on_disk_under_the_same_key(
     digest = hashlib.sha256(json.dumps(vocab, ensure_ascii=False).encode())
     digest.update(f"{rows}|xgrammar {version('xgrammar')}|compact".encode())
     digest.update(("" + "|specials blanked").encode())
-    assert [p.name for p in tmp_path.iterdir()] == [
-        f"{digest.hexdigest()[:16]}-{schema_key(SCHEMA)}.json"
-    ]
+    kept = sorted(p.name for p in tmp_path.iterdir())
+    assert f"{digest.hexdigest()[:16]}-{schema_key(SCHEMA)}.json" in kept
+    assert len(kept) == 2  # and the tokenizer info (test below)
     assert first.disk_hits == 0
 
     second = ConstraintCompiler(smollm2_tokenizer, rows, cache_dir=tmp_path)
@@ -116,6 +116,34 @@ def test_xgrammar_keeps_compiled_schemas_on_disk_under_the_same_key(
     written.fill()
     read.fill()
     assert (written.allowed() == read.allowed()).all()
+
+
+def test_xgrammar_reads_its_tokenizer_info_back_and_rebuilds_a_damaged_one(
+    smollm2_tokenizer: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows = len(smollm2_tokenizer)
+    ConstraintCompiler(smollm2_tokenizer, rows, cache_dir=tmp_path).compile(SCHEMA)
+    [info_file] = tmp_path.glob("*-tokenizer-*.json")
+    other = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    expected = ConstraintCompiler(smollm2_tokenizer, rows).compile(other).new_mask()
+    expected.fill()
+
+    def built_again(self: XGrammarBackend) -> Any:  # fault injection: building is refused
+        raise AssertionError("the tokenizer info was built again")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(XGrammarBackend, "_build_tokenizer_info", built_again)
+        read = ConstraintCompiler(smollm2_tokenizer, rows, cache_dir=tmp_path).compile(other)
+    mask = read.new_mask()
+    mask.fill()
+    assert (mask.allowed() == expected.allowed()).all()
+
+    info_file.write_text('{"vocab_type": 0, "decoded_vocab": [', encoding="utf-8")  # cut short
+    rebuilt = ConstraintCompiler(smollm2_tokenizer, rows, cache_dir=tmp_path).compile(other)
+    mask = rebuilt.new_mask()
+    mask.fill()
+    assert (mask.allowed() == expected.allowed()).all()
+    assert len(info_file.read_text(encoding="utf-8")) > 100_000  # written whole again
 
 
 class EvenTokens:
