@@ -70,6 +70,9 @@ class GenerationRequest:
             prompt prepared, its first forward or HTTP call next): the caller may then start
             work of its own beside the generation. A retrying engine may call it again; an
             engine may also never call it.
+        static_prefix: every message but the last is the unit's own text (its instructions
+            and examples, the same for every input; no document, no tenant's terms): an
+            engine may keep their KV beyond the process (``aau.engines.prefix_store``).
     """
 
     messages: Sequence[dict[str, str]]
@@ -81,6 +84,7 @@ class GenerationRequest:
     terms: TermSet | None = field(default=None, compare=False)
     tenant: str | None = None
     on_start: Callable[[], None] | None = field(default=None, compare=False)
+    static_prefix: bool = False
 
 
 def notify_start(request: GenerationRequest) -> None:

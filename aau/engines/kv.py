@@ -27,8 +27,9 @@ from typing import Any
 import torch
 from transformers.cache_utils import DynamicCache, DynamicIndexedLayer, DynamicLayer
 
-__all__ = ["RoomyLayer", "cache_bytes", "is_batchable", "left_pad", "own_layers",
-           "select_rows", "stack_left_padded", "trim_left", "truncate", "with_room"]  # fmt: skip
+__all__ = ["RoomyLayer", "cache_bytes", "cache_from_tensors", "is_batchable", "left_pad",
+           "own_layers", "select_rows", "stack_left_padded", "tensors_of", "trim_left", "truncate",
+           "with_room"]  # fmt: skip
 
 
 class RoomyLayer(DynamicLayer):
@@ -219,3 +220,57 @@ def cache_bytes(cache: DynamicCache) -> int:
             if tensor is not None:
                 total += tensor.numel() * tensor.element_size()
     return total
+
+
+def tensors_of(cache: DynamicCache) -> dict[str, torch.Tensor] | None:
+    """Every tensor of ``cache`` by name (``"<layer>.<attribute>"``), contiguous, for saving.
+
+    A layer's keys and values are always there; its other tensors where the model wrote them
+    (GLM-5 leaves some layers' indexer keys out). None for a cache this module cannot rebuild:
+    a layer of another type, or one holding state beyond its tensors (indexer positions).
+    """
+    if not is_batchable(cache):
+        return None
+    out: dict[str, torch.Tensor] = {}
+    for index, layer in enumerate(cache.layers):
+        if getattr(layer, "indexer_position_ids", None) is not None:
+            return None
+        for name, _b, _s in _TENSORS[type(layer)]:
+            tensor = getattr(layer, name, None)
+            if tensor is not None and tensor.numel() > 0:
+                out[f"{index}.{name}"] = tensor.contiguous()
+            elif name in ("keys", "values"):
+                return None
+    return out
+
+
+def cache_from_tensors(config: Any, tensors: dict[str, torch.Tensor]) -> DynamicCache | None:
+    """The cache ``tensors_of`` gave ``tensors`` from, rebuilt for a model of ``config``.
+
+    None when the tensors do not fit that model's layers (names, a batch of one, one length):
+    a cache saved by another model must not be continued.
+    """
+    cache = DynamicCache(config=config)
+    if not cache.layers or not is_batchable(cache):
+        return None
+    layers: list[Any] = list(cache.layers)
+    allowed = {f"{i}.{name}" for i, layer in enumerate(layers)
+               for name, _b, _s in _TENSORS[type(layer)]}  # fmt: skip
+    if not set(tensors) <= allowed:
+        return None
+    lengths = set()
+    for index, layer in enumerate(layers):
+        keys, values = tensors.get(f"{index}.keys"), tensors.get(f"{index}.values")
+        if keys is None or values is None or keys.dim() != 4 or values.dim() != 4:
+            return None
+        if keys.shape[0] != 1 or keys.shape[:3] != values.shape[:3]:
+            return None
+        lengths.add(keys.shape[-2])
+        layer.update(keys, values)
+        indexer = tensors.get(f"{index}.indexer_keys")
+        if indexer is not None:
+            if indexer.dim() != 3 or indexer.shape[0] != 1:
+                return None
+            lengths.add(indexer.shape[1])
+            layer.update_indexer(indexer)
+    return cache if len(lengths) == 1 else None

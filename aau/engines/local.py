@@ -37,7 +37,8 @@ from aau.decoding.constraints import ConstraintCompiler
 from aau.engines import kv
 from aau.engines.base import EngineCapabilities, Generation, GenerationRequest, notify_start
 from aau.engines.batching import Cancelled, DecodeBatch, HeadInput, PrefilledGroup, Row
-from aau.engines.prefix_cache import PrefixCache
+from aau.engines.prefix_cache import BLOCK, PrefixCache
+from aau.engines.prefix_store import PrefixStore, model_identity
 from aau.engines.prompt_tokens import PromptTokens
 from aau.engines.registry import EngineConfig
 from aau.errors import AAUError, EngineError, EngineTimeout, EngineUnavailable
@@ -89,6 +90,7 @@ class TransformersEngine:
         self._head: HeadInput | None = None
         self._prompt_tokens: PromptTokens | None = None
         self._cache_dir: Path | None = None
+        self._prefix_store: PrefixStore | None = None
         # Merged-term views and their constraint compilers, by term-set fingerprint.
         self._views: OrderedDict[str, tuple[Any, ConstraintCompiler]] = OrderedDict()
         self._views_lock = threading.Lock()
@@ -133,6 +135,11 @@ class TransformersEngine:
             # add tokens): both are in the namespace.
             self._namespace = f"{self.model_path}|{len(tokenizer)}"
             self._prompt_tokens = PromptTokens(tokenizer)
+            if self.config.prefix_cache_mb and self.config.prefix_disk_mb:
+                identity = model_identity(self.model_path, model, len(tokenizer))
+                self._prefix_store = PrefixStore(
+                    cache_dir / "prefixes", identity, self.config.prefix_disk_mb * 2**20
+                )
             self.model, self.tokenizer = model, tokenizer
             self._closing.clear()
             self._worker = threading.Thread(target=self._work, name="aau-engine", daemon=True)
@@ -202,6 +209,8 @@ class TransformersEngine:
             self.model = self.tokenizer = self.compiler = None
             self.prefix_cache.clear()
             self._views.clear()
+            if self._prefix_store is not None:
+                self._prefix_store.flush()
 
     # -- submitting -----------------------------------------------------------------------
 
@@ -398,15 +407,16 @@ class TransformersEngine:
         chunk = self.config.prefill_chunk_tokens
         return bool(chunk) and len(prep.tokens) - (prep.hit.length if prep.hit else 0) > chunk
 
-    def _prompt_ids(self, row: Row) -> list[int]:
+    def _prompt_ids(self, row: Row) -> tuple[list[int], int]:
+        """The prompt's ids and how many lead them that come from the static messages alone."""
         messages = list(row.request.messages)
         if row.view is not None:
             text = self.tokenizer.apply_chat_template(
                 messages, add_generation_prompt=True, tokenize=False
             )
-            return row.view.encode(text, _content_regions(text, messages), row.written)
+            return row.view.encode(text, _content_regions(text, messages), row.written), 0
         assert self._prompt_tokens is not None
-        return self._prompt_tokens.ids(messages)
+        return self._prompt_tokens.ids_and_head(messages)
 
     def _prepare(self, row: Row) -> _Prepared:
         """Everything before a request's prefill forward: mask, prompt ids, cached prefix."""
@@ -417,7 +427,7 @@ class TransformersEngine:
         if request.schema is not None:
             constraint = compiler.compile(request.schema, unit=request.key or "<request>")
             row.mask = constraint.new_mask()
-        tokens = self._prompt_ids(row)
+        tokens, head = self._prompt_ids(row)
         namespace = self._namespace
         if request.tenant is not None:
             # Tenants never share prefix KV: a hit (``cached_tokens``) would tell one tenant
@@ -431,11 +441,27 @@ class TransformersEngine:
                 f"{request.key or 'request'}: prompt of {len(tokens)} tokens plus a budget of "
                 f"{request.max_new_tokens} exceeds the model's context of {limit} tokens"
             )
+        # The static part is stored on disk, or read from there, only when the caller says it
+        # is the unit's own text and nothing here makes it a tenant's.
+        stored = head if (request.static_prefix and namespace == self._namespace) else 0
         hit = self._lookup(namespace, tokens)
+        if stored >= BLOCK and (hit is None or hit.length < stored):
+            hit = self._restored(namespace, tokens, stored, request.key) or hit
         if request.deadline is not None and time.monotonic() > request.deadline:
             raise EngineTimeout(f"{request.key or 'request'}: deadline passed while queued")
         notify_start(request)  # the caller's side work now overlaps the forwards, not this
-        return _Prepared(row, tokens, namespace, hit)
+        return _Prepared(row, tokens, namespace, hit, stored)
+
+    def _restored(self, namespace: str, tokens: list[int], head: int, tag: str) -> Any:
+        """The prefix cache's hit once the static part is read back from disk, or None."""
+        store = self._prefix_store
+        if store is None or head * _MIN_REUSE_FRACTION < len(tokens) - head:
+            return None  # the prefix would not be continued (see _lookup)
+        cache = store.load(tokens[:head], self.model.config, self.model.device)
+        if cache is None:
+            return None
+        self.prefix_cache.insert(namespace, tokens[:head], cache, tag=tag)
+        return self._lookup(namespace, tokens)
 
     def _lookup(self, namespace: str, tokens: list[int]) -> Any:
         """The cached prefix worth continuing, or None.
@@ -563,6 +589,9 @@ class TransformersEngine:
         row.last_token, row.position = tokens[-1], len(tokens)
         if self.prefix_cache.max_bytes:
             self.prefix_cache.insert(prep.namespace, tokens, cache, tag=row.request.key)
+        store, head = self._prefix_store, prep.stored
+        if store is not None and cache is not None and head >= BLOCK and row.cached_tokens < head:
+            store.save(tokens[:head], kv.truncate(cache, head))  # for the next process
 
 
 class _Prepared(NamedTuple):
@@ -572,6 +601,7 @@ class _Prepared(NamedTuple):
     tokens: list[int]
     namespace: str
     hit: Any  # the prefix cache's PrefixHit, or None
+    stored: int = 0  # leading tokens that may be kept on disk (the static messages)
 
 
 @dataclass(eq=False)

@@ -73,25 +73,32 @@ class PromptTokens:
 
     def ids(self, messages: Sequence[dict[str, str]]) -> list[int]:
         """The prompt's ids, as ``apply_chat_template(..., tokenize=True)`` gives them."""
+        return self.ids_and_head(messages)[0]
+
+    def ids_and_head(self, messages: Sequence[dict[str, str]]) -> tuple[list[int], int]:
+        """The prompt's ids and how many of them come from every message but the last.
+
+        The head is 0 where the prompt could not be cut before the last message.
+        """
         text, cut = self._render(messages)
         if not self.cut_ok or cut <= 0:
-            return self._encode(text)
+            return self._encode(text), 0
         head_text = text[:cut]
         head = self._heads.get(head_text)
         if head is not None:
             self._heads.move_to_end(head_text)
-            return head + self._encode(text[cut:])
+            return head + self._encode(text[cut:]), len(head)
         head = self._encode(head_text)
         ids = head + self._encode(text[cut:])
         whole = self._encode(text)
         if ids != whole:
             self.cut_ok = False
             self._heads.clear()
-            return whole
+            return whole, 0
         self._heads[head_text] = head
         if len(self._heads) > self.max_entries:
             self._heads.popitem(last=False)
-        return ids
+        return ids, len(head)
 
     # -- rendering ------------------------------------------------------------------------
 

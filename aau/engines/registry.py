@@ -117,6 +117,10 @@ class EngineConfig(BaseModel):
     prefills every prompt in one forward."""
     prefix_cache_mb: int = Field(1024, ge=0)
     """Memory cap of the prompt-prefix KV cache; 0 turns it off."""
+    prefix_disk_mb: int = Field(256, ge=0)
+    """Disk cap of units' static prompt prefixes kept under ``cache_dir/prefixes`` for the
+    next process (``aau.engines.prefix_store``; 12 MiB a unit on the embedded model); 0, or
+    the prefix cache off, keeps none."""
     jump_forward_positions: int = Field(16, ge=0)
     """Jump-forward: text a row's schema forces (``{"amount``, ``,"currency":"``) is queued
     without a step of the model's choice, and fed in one forward with the token before it while
