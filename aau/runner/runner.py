@@ -342,8 +342,15 @@ class UnitRunner:
         # Waiting for the engine to load (or a server to become healthy) is reported apart and
         # moves the deadline: a cold process's first runs must not time out on the model load.
         waited = time.perf_counter()
+        on_start = self._early_starter(run)
         try:
-            await engine.ready()
+            loading = asyncio.ensure_future(engine.ready())
+            await asyncio.sleep(0)
+            if not loading.done() and on_start is not None:
+                # The engine is loading (seconds): the fallbacks read their tables now, beside
+                # the load, rather than beside the first forwards, which they would slow most.
+                on_start()
+            await loading
         except EngineError as exc:
             return exc
         except Exception as exc:  # a broken engine fails this path, never the sibling units
@@ -365,7 +372,10 @@ class UnitRunner:
             key=self.spec.key,
             terms=run.terms if engine.capabilities.merges_terms else None,
             tenant=run.tenant,
-            on_start=self._early_starter(run),
+            on_start=on_start,
+            # Only the unit's own text precedes the input: no document (document_first), no
+            # tenant's terms in its examples.
+            static_prefix=self.layout == "unit_first" and run.tenant is None,
         )
         try:
             # The deadline is the engine's to honour; this bound holds even if one does not.
