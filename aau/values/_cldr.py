@@ -170,15 +170,26 @@ class _Builder:
             self.scales[key(word)].setdefault(language, multiplier)
 
     def freeze(self) -> Tables:
-        # The inner sets are handed over as they are (read-only by contract): copying 100,000
-        # of them would cost more than reading the files.
+        # Equal language sets become one frozenset: 100,000 sets are 3,600 distinct ones, and
+        # the disk cache then stores and reads each once (0.56 s to read the tables, before).
+        interned: dict[frozenset[str], frozenset[str]] = {}
+
+        def nested(table: Mapping[Any, Mapping[Any, set[str]]]) -> dict[Any, dict[Any, Languages]]:
+            out: dict[Any, dict[Any, Languages]] = {}
+            for outer, inner in table.items():
+                out[outer] = {}
+                for name, languages in inner.items():
+                    frozen = frozenset(languages)
+                    out[outer][name] = interned.setdefault(frozen, frozen)
+            return out
+
         return Tables(
-            currencies=dict(self.currencies),
+            currencies=nested(self.currencies),
             currency_surfaces={c: frozenset(s) for c, s in self.surfaces.items()},
             scales=dict(self.scales),
-            months=dict(self.months),
+            months=nested(self.months),
             weekdays=frozenset(self.weekdays),
-            units=dict(self.units),
+            units=nested(self.units),
             per_connectors=frozenset(self.per),
         )
 

@@ -241,14 +241,22 @@ def _build_table() -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]
         table[key(code)].add(code)
     for word, candidates in _WORDS.items():
         table[key(word)] = set(candidates)
-    exact = {marker: frozenset(found) for marker, found in table.items() if found}
+    # Equal code sets become one frozenset (60,000 markers, a few thousand sets): the disk
+    # cache then stores and reads each once.
+    interned: dict[frozenset[str], frozenset[str]] = {}
+
+    def frozen(found: set[str]) -> frozenset[str]:
+        codes = frozenset(found)
+        return interned.setdefault(codes, codes)
+
+    exact = {marker: frozen(found) for marker, found in table.items() if found}
     plain: dict[str, set[str]] = defaultdict(set)
     for marker, found in exact.items():
         if not marker.isascii():
             bare = _plain(marker)
             if bare != marker:
                 plain[bare].update(found)
-    return exact, {marker: frozenset(found) for marker, found in plain.items()}
+    return exact, {marker: frozen(found) for marker, found in plain.items()}
 
 
 _TURKISH_STEMS = frozenset({"dolar", "lira", "avro", "euro", "sterlin", "frank", "yen", "yuan",
