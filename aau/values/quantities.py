@@ -24,12 +24,14 @@ from __future__ import annotations
 
 import bisect
 import re
+import sys
 from collections.abc import Mapping
 from decimal import Decimal
 from functools import cache
 from typing import Any, NamedTuple
 
 from aau.values import _cldr, _words, numbers
+from aau.values._disk_cache import cached
 from aau.values._text import MAX_SPAN, key, squash
 
 __all__ = [
@@ -556,9 +558,47 @@ def _pint_symbols() -> dict[str, str]:
     return out
 
 
+@cache
+def _pint_words() -> tuple[frozenset[str], frozenset[str]]:
+    """(unit names, symbols and aliases; prefixes) of the registry, case-folded.
+
+    Kept on disk: a process that reads only words no unit could be does not build the
+    registry (0.5 s).
+    """
+    from importlib.metadata import version
+
+    return cached(f"pint-words-{version('pint')}", (sys.modules[__name__],), _build_pint_words)
+
+
+def _build_pint_words() -> tuple[frozenset[str], frozenset[str]]:
+    registry = unit_registry()
+    return (frozenset(name.lower() for name in registry._units),
+            frozenset(name.lower() for name in registry._prefixes))  # fmt: skip
+
+
+def _may_be_pint_unit(word: str) -> bool:
+    """Whether a new registry could read the bare word ``word``: a prefix, a unit, "s" or not.
+
+    That is how pint reads a name; folding case makes this a superset. A registry in use reads
+    more: it defines each prefixed unit it has read ("deciliter") and then takes a prefix
+    before that too ("Mdeciliter"). Such words are turned away here, so whether a word is a
+    unit no longer depends on what the process read before.
+    """
+    units, prefixes = _pint_words()
+    folded = word.lower()
+    for cut in range(len(folded)):
+        if folded[:cut] in prefixes:
+            rest = folded[cut:]
+            if rest in units or (rest.endswith("s") and rest[:-1] in units):
+                return True
+    return False
+
+
 def _from_pint(unit: str) -> str | None:
     """English unit expressions no table names ("kilowatt hours"), read by pint."""
     if len(unit) < 3 or not re.fullmatch(r"[A-Za-z µ*/^\-]+", unit):
+        return None
+    if unit.isalpha() and unit.isascii() and not _may_be_pint_unit(unit):
         return None
     registry = unit_registry()
     expression = re.sub(r"\s+", " * ", re.sub(r"\bper\b", "/", unit.strip()))

@@ -290,3 +290,30 @@ def test_find_quantities_reads_what_the_span_reader_reads(
 
     first = find_quantities(text)[0]
     assert (first.value, first.unit) == (value, unit)
+
+
+def test_a_bare_word_pint_reads_is_never_turned_away_before_pint_is_built() -> None:
+    # ``_from_pint`` skips building the registry for a word no prefix + unit (+ "s") spells;
+    # every word a new registry reads must pass that check, in any case. (A registry in use
+    # reads more: "Mdeciliter" once it has read "deciliter".)
+    from aau.values.quantities import _may_be_pint_unit
+
+    registry = unit_registry.__wrapped__()
+    words = {"total", "due", "invoice", "delivered", "boxes", "hours", "Stunden", "kilowatt",
+             "metres", "feet", "Inches", "percent", "dozen", "pcs", "knots", "HOUR"}  # fmt: skip
+    for unit in list(registry._units)[::7]:
+        for prefix in ("", "kilo", "milli", "k", "m", "mega", "micro"):
+            words |= {prefix + unit, (prefix + unit).upper(), (prefix + unit).title()}
+            words.add(prefix + unit + "s")
+    words = {w for w in words if w.isalpha() and w.isascii() and len(w) >= 3}
+    read = 0
+    for word in sorted(words):
+        try:
+            registry.parse_units(word)
+        except Exception:  # noqa: BLE001  # pint raises several kinds for what it cannot read
+            continue
+        read += 1
+        assert _may_be_pint_unit(word), word
+    assert read > 500
+    assert not _may_be_pint_unit("total")
+    assert not _may_be_pint_unit("invoice")
