@@ -304,7 +304,17 @@ class Pipeline:
         tenant: str | None = None, units: Sequence[str] | None = None, route: bool | None = None,
     ) -> PipelineResult:  # fmt: skip
         """Synchronous ``arun`` (not from inside a running event loop: use ``arun`` there)."""
-        return asyncio.run(self.arun(source, id=id, tenant=tenant, units=units, route=route))
+        results: list[PipelineResult] = []
+
+        async def main() -> None:
+            # The result stays out of the task: on leaving, asyncio.run (3.11) restores SIGINT
+            # and formats an error message holding the task's repr, result included (0.4 s
+            # for the result of a megabyte of text).
+            results.append(await self.arun(source, id=id, tenant=tenant, units=units,
+                                           route=route))  # fmt: skip
+
+        asyncio.run(main())
+        return results[0]
 
     def failed(
         self, error: AAUError, *, id: str | int | None = None,  # noqa: A002
