@@ -32,6 +32,7 @@ import re
 import threading
 import time
 import unicodedata
+import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -181,6 +182,17 @@ class _ActiveRuns:
 
 
 _ACTIVE = _ActiveRuns()
+
+# Engines that have been ready once: their runs await ``ready()`` without the look at whether it
+# is loading (a task and a turn of the loop for every run).
+_READY: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def _was_ready(engine: Any) -> bool:
+    try:
+        return engine in _READY
+    except TypeError:  # an engine that cannot be weakly referenced: always looked at
+        return False
 
 
 @dataclass
@@ -344,13 +356,18 @@ class UnitRunner:
         waited = time.perf_counter()
         on_start = self._early_starter(run)
         try:
-            loading = asyncio.ensure_future(engine.ready())
-            await asyncio.sleep(0)
-            if not loading.done() and on_start is not None:
-                # The engine is loading (seconds): the fallbacks read their tables now, beside
-                # the load, rather than beside the first forwards, which they would slow most.
-                on_start()
-            await loading
+            if _was_ready(engine):
+                await engine.ready()
+            else:
+                loading = asyncio.ensure_future(engine.ready())
+                await asyncio.sleep(0)
+                if not loading.done() and on_start is not None:
+                    # The engine is loading (seconds): the fallbacks read their tables now,
+                    # beside the load, rather than beside the first forwards, which they would
+                    # slow most.
+                    on_start()
+                await loading
+                _READY.add(engine)
         except EngineError as exc:
             return exc
         except Exception as exc:  # a broken engine fails this path, never the sibling units
