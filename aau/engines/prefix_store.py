@@ -21,6 +21,7 @@ import logging
 import os
 import tempfile
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ __all__ = ["PrefixStore", "model_identity"]
 _log = logging.getLogger(__name__)
 _FORMAT = "aau-prefix-1"
 _SUFFIX = ".safetensors"
+_STALE_TMP_S = 3600.0  # a write takes well under a second
 
 
 def model_identity(model_path: Path, model: Any, vocabulary: int) -> str:
@@ -141,7 +143,7 @@ class PrefixStore:
             written = None
             self.writes += 1
             self._keep_within_cap()
-        except (OSError, ValueError, RuntimeError) as exc:  # a full or read-only cache
+        except Exception as exc:  # noqa: BLE001  # a full or read-only cache: log, never raise
             _log.warning("could not keep a prompt prefix in %s: %s", self.folder, exc)
         finally:
             if written is not None:
@@ -150,11 +152,17 @@ class PrefixStore:
                 self._writing.discard(path.name)
 
     def _keep_within_cap(self) -> None:
+        """Least recently read out past the cap; temporary files a killed process left, too."""
         files = []
+        stale = time.time() - _STALE_TMP_S
         for entry in os.scandir(self.folder):
-            if entry.is_file() and entry.name.endswith(_SUFFIX):
-                stat = entry.stat()
+            if not entry.is_file():
+                continue
+            stat = entry.stat()
+            if entry.name.endswith(_SUFFIX):
                 files.append((stat.st_mtime_ns, stat.st_size, entry.path))
+            elif entry.name.endswith(".tmp") and stat.st_mtime < stale:
+                Path(entry.path).unlink(missing_ok=True)
         total = sum(size for _, size, _ in files)
         for _, size, name in sorted(files):
             if total <= self.max_bytes:

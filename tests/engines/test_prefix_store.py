@@ -9,6 +9,8 @@ attention indexer's keys besides keys and values.
 from __future__ import annotations
 
 import asyncio
+import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -142,6 +144,12 @@ def test_a_pipeline_marks_a_prompt_static_only_when_the_units_text_leads_it(
 def test_the_folder_stays_within_its_cap(glm5_dir: Path, tmp_path: Path) -> None:
     one_at_a_time(engine_on(glm5_dir, tmp_path / "sizes"), requests(FIRST))
     sizes = sorted(f.stat().st_size for f in prefix_files(tmp_path / "sizes"))
+    # What a process killed mid-write leaves: a temporary file, removed once it is old.
+    (tmp_path / "prefixes").mkdir()
+    left, writing = tmp_path / "prefixes" / "left.tmp", tmp_path / "prefixes" / "writing.tmp"
+    left.write_bytes(b"\x00" * 1024)
+    writing.write_bytes(b"\x00" * 1024)
+    os.utime(left, (time.time() - 7200, time.time() - 7200))
     engine = engine_on(glm5_dir, tmp_path)
     assert engine._prefix_store is not None
     engine._prefix_store.max_bytes = sizes[-1] + sizes[0] // 2  # room for one file
@@ -149,3 +157,5 @@ def test_the_folder_stays_within_its_cap(glm5_dir: Path, tmp_path: Path) -> None
     files = prefix_files(tmp_path)
     assert len(files) == 1
     assert files[0].stat().st_size <= engine._prefix_store.max_bytes
+    assert not left.exists()
+    assert writing.exists()  # another process's write under way
