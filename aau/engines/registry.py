@@ -5,8 +5,8 @@ group (the shipped ``transformers`` engine in AAU's own ``pyproject.toml``), so 
 names one and nothing here imports it. The engine is configuration, not code: the same
 ``EngineConfig`` comes from a YAML file, environment variables (``AAU_ENGINE``, ``AAU_MODEL``,
 ``AAU_DEVICE``, ``AAU_DTYPE``, ``AAU_THREADS``, ``AAU_MAX_BATCH_SIZE``, ``AAU_PREFIX_CACHE_MB``,
-``AAU_CACHE_DIR``, ``AAU_TERM_MERGING``; for a remote engine ``AAU_BASE_URLS`` (comma-separated),
-``AAU_SERVED_MODEL``, ``AAU_DIALECT``) or CLI flags.
+``AAU_PREFIX_DISK_MB``, ``AAU_CACHE_DIR``, ``AAU_TERM_MERGING``; for a remote engine
+``AAU_BASE_URLS`` (comma-separated), ``AAU_SERVED_MODEL``, ``AAU_DIALECT``) or CLI flags.
 """
 
 from __future__ import annotations
@@ -161,7 +161,8 @@ class EngineConfig(BaseModel):
         env = os.environ if env is None else env
         for key in ("backend", "model", "device", "dtype", "threads", "constraint_backend",
                     "max_batch_size", "max_batch_tokens", "prefill_chunk_tokens", "prefix_cache_mb",
-                    "jump_forward_positions", "cache_dir", "term_merging"):  # fmt: skip
+                    "prefix_disk_mb", "jump_forward_positions", "cache_dir",
+                    "term_merging"):  # fmt: skip
             name = "AAU_ENGINE" if key == "backend" else f"AAU_{key.upper()}"
             if env.get(name):
                 values[key] = env[name]

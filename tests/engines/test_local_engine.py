@@ -63,7 +63,7 @@ def test_engine_config_merges_file_then_environment_then_overrides(tmp_path: Pat
     file = tmp_path / "engine.yaml"
     file.write_text("device: cuda\ndtype: bfloat16\nthreads: 2\n", encoding="utf-8")
     env = {"AAU_DTYPE": "float16", "AAU_THREADS": "3", "AAU_MODEL": "/models/a",
-           "AAU_JUMP_FORWARD_POSITIONS": "0"}  # fmt: skip
+           "AAU_JUMP_FORWARD_POSITIONS": "0", "AAU_PREFIX_DISK_MB": "0"}  # fmt: skip
 
     config = EngineConfig.from_sources(file, env=env, model="/models/b", device=None)
 
@@ -71,6 +71,7 @@ def test_engine_config_merges_file_then_environment_then_overrides(tmp_path: Pat
     assert config.dtype == "float16"  # environment over file
     assert config.threads == 3
     assert config.jump_forward_positions == 0
+    assert config.prefix_disk_mb == 0
     assert config.model == "/models/b"  # explicit override over environment
     assert EngineConfig.from_sources(env={}) == EngineConfig()
 
