@@ -571,7 +571,9 @@ def _pint_words() -> tuple[frozenset[str], frozenset[str]]:
 
 
 def _build_pint_words() -> tuple[frozenset[str], frozenset[str]]:
-    registry = unit_registry()
+    # A registry of its own: the shared one also names each prefixed unit it has read
+    # ("deciliter"), which would make the words depend on what this process read first.
+    registry = unit_registry.__wrapped__()
     return (frozenset(name.lower() for name in registry._units),
             frozenset(name.lower() for name in registry._prefixes))  # fmt: skip
 

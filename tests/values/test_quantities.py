@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from aau.values import (
@@ -317,3 +319,18 @@ def test_a_bare_word_pint_reads_is_never_turned_away_before_pint_is_built() -> N
     assert read > 500
     assert not _may_be_pint_unit("total")
     assert not _may_be_pint_unit("invoice")
+
+
+def test_the_unit_words_come_from_a_new_registry_whatever_the_shared_one_has_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from aau.values.quantities import _may_be_pint_unit, _pint_words
+
+    monkeypatch.setenv("AAU_CACHE_DIR", str(tmp_path))  # the words built, not read from disk
+    _pint_words.cache_clear()
+    try:
+        unit_registry().parse_units("deciliter")  # the shared registry now names "deciliter"
+        assert _may_be_pint_unit("deciliter")
+        assert not _may_be_pint_unit("Mdeciliter")  # as a new registry reads it
+    finally:
+        _pint_words.cache_clear()
