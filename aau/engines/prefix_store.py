@@ -42,9 +42,8 @@ def model_identity(model_path: Path, model: Any, vocabulary: int) -> str:
     import transformers
 
     files = [model_path] if model_path.is_file() else sorted(model_path.iterdir())
-    weights = ";".join(
-        f"{f.name}:{f.stat().st_size}:{f.stat().st_mtime_ns}" for f in files if f.is_file()
-    )
+    stats = [(f.name, f.stat()) for f in files if f.is_file()]
+    weights = ";".join(f"{name}:{st.st_size}:{st.st_mtime_ns}" for name, st in stats)
     config = model.config.to_json_string(use_diff=False)
     return "|".join((
         _FORMAT, str(model_path.resolve()), weights, hashlib.sha256(config.encode()).hexdigest(),
@@ -69,7 +68,6 @@ class PrefixStore:
         self._writing: set[str] = set()
         self._writers: list[threading.Thread] = []
         self._lock = threading.Lock()
-        self.reads = self.writes = 0
 
     def _path(self, tokens: Sequence[int]) -> Path:
         digest = hashlib.sha256(self.identity.encode())
@@ -96,7 +94,6 @@ class PrefixStore:
             os.utime(path)  # least recently read goes first
         except OSError:
             pass
-        self.reads += 1
         return cache
 
     def save(self, tokens: Sequence[int], cache: Any) -> None:
@@ -141,7 +138,6 @@ class PrefixStore:
             save_file(tensors, written, metadata={"format": _FORMAT})
             os.replace(written, path)  # whole or not at all, whatever else runs meanwhile
             written = None
-            self.writes += 1
             self._keep_within_cap()
         except Exception as exc:  # noqa: BLE001  # a full or read-only cache: log, never raise
             _log.warning("could not keep a prompt prefix in %s: %s", self.folder, exc)
