@@ -290,11 +290,14 @@ class HeuristicPath:
         start: int,
         text: str,
         keyword_bytes: bytes | None,
+        normalized: dict[tuple[str, str], Any],
     ) -> _Candidate | None:
         """The answer one match or one finder's value makes; None if no field came from it.
 
         Text meets the field's normalizer; a finder's number is read already, and a finder's
-        text still meets it, so a unit's table maps it ("h" -> "hours").
+        text still meets it, so a unit's table maps it ("h" -> "hours"). ``normalized`` keeps
+        what each (field, text) gave within one text: a long one repeats the same few values
+        thousands of times.
         """
         output: dict[str, Any] = dict.fromkeys(self.fields)
         spans: dict[str, tuple[int, int]] = {}
@@ -303,7 +306,13 @@ class HeuristicPath:
             if raw is None or mapping.group is None:
                 output[field] = mapping.value
                 continue
-            output[field] = self._normalizers[field](raw) if isinstance(raw, str) else raw
+            if isinstance(raw, str):
+                key = (field, raw)
+                if key not in normalized:
+                    normalized[key] = self._normalizers[field](raw)
+                output[field] = normalized[key]
+            else:
+                output[field] = raw
             if output[field] is not None:
                 spans[field] = span_of(mapping.group)
         if not spans:  # nothing normalizable came from the text itself
@@ -318,15 +327,17 @@ class HeuristicPath:
             PatternTimeout: a pattern that needs backtracking ran past its time limit.
         """
         keyword_bytes = self._keywords.encode(text) if self._bonuses else None
+        normalized: dict[tuple[str, str], Any] = {}
         found: list[_Candidate | None] = []
         for finder in self.spec.finders:
             for hit in self._found(finder, text):
                 found.append(self._candidate(hit.groups, hit.span, finder.strength, hit.start,
-                                             text, keyword_bytes))  # fmt: skip
+                                             text, keyword_bytes, normalized))  # fmt: skip
         for pattern, strength in self._patterns:
             for match in pattern.finditer(text):
                 found.append(self._candidate(match.groupdict(), match.span, strength,
-                                             match.start(), text, keyword_bytes))  # fmt: skip
+                                             match.start(), text, keyword_bytes,
+                                             normalized))  # fmt: skip
         return [candidate for candidate in found if candidate is not None]
 
     def extract(self, text: str, context: PathContext) -> PathAnswer:
