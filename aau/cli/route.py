@@ -14,13 +14,15 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aau.errors import InputError
 from aau.ingest import Document
-from aau.routing import RouteDecision, Router, default_router_path
 from aau.spec.model import UnitSpec
 from aau.terms import TermStore
+
+if TYPE_CHECKING:
+    from aau.routing import RouteDecision
 
 __all__ = ["add_route_parser", "cmd_route", "unit_files"]
 
@@ -62,6 +64,9 @@ def _print_decision(decision: RouteDecision) -> None:
 
 def cmd_route(args: argparse.Namespace) -> int:
     """Fit the router, or route one input and print the decision."""
+    # Imported here: the router's features bring scikit-learn, which no other command needs.
+    from aau.routing import Router
+
     paths = unit_files(args.units)
     if not paths:
         print("error: no unit files found", file=sys.stderr)
@@ -111,6 +116,6 @@ def add_route_parser(sub: Any) -> None:
     p.add_argument("--fit", action="store_true", help="fit the router from the units' data")
     p.add_argument(
         "--router", metavar="PATH", default=None,
-        help=f"the router artifact (default: {default_router_path()})",
+        help="the router artifact (default: the shipped calibration/router.json)",
     )  # fmt: skip
     p.set_defaults(func=cmd_route)
