@@ -236,6 +236,21 @@ class _Found:
         return self.start, self.end
 
 
+@dataclass(slots=True)
+class _OneText:
+    """One text being read, and what its candidates have computed so far.
+
+    A long text repeats the same few values and the same keyword windows thousands of times
+    (a price list, a megabyte of sentences): each field's normalizer meets each distinct raw
+    text once, and each distinct window is searched for keywords once.
+    """
+
+    text: str
+    keyword_bytes: bytes | None
+    normalized: dict[tuple[str, str], Any]
+    contexts: dict[str, float]
+
+
 class HeuristicPath:
     """Live heuristic path of one unit (patterns compiled once)."""
 
@@ -273,14 +288,19 @@ class HeuristicPath:
             for number in values.find_numbers(text):
                 yield _Found(number.start, number.end, {"number": number.value})
 
-    def _context(self, text: str, keyword_bytes: bytes | None, start: int) -> float:
+    def _context(self, one: _OneText, start: int) -> float:
         """The bonus of the strongest keyword in the window before ``start``."""
         if not self._bonuses:
             return 0.0
         lo, hi = max(0, start - self.spec.window), start
-        window = keyword_bytes[lo:hi] if keyword_bytes is not None else None
-        hits = self._keywords.found(text[lo:hi], window)
-        return max((self._bonuses[i] for i in hits), default=0.0)
+        window = one.text[lo:hi]
+        bonus = one.contexts.get(window)
+        if bonus is None:
+            # The encoding is one byte per character, so the window's bytes are the same slice.
+            data = one.keyword_bytes[lo:hi] if one.keyword_bytes is not None else None
+            hits = self._keywords.found(window, data)
+            bonus = one.contexts[window] = max((self._bonuses[i] for i in hits), default=0.0)
+        return bonus
 
     def _candidate(
         self,
@@ -288,16 +308,12 @@ class HeuristicPath:
         span_of: Callable[[str], tuple[int, int]],
         strength: float,
         start: int,
-        text: str,
-        keyword_bytes: bytes | None,
-        normalized: dict[tuple[str, str], Any],
+        one: _OneText,
     ) -> _Candidate | None:
         """The answer one match or one finder's value makes; None if no field came from it.
 
         Text meets the field's normalizer; a finder's number is read already, and a finder's
-        text still meets it, so a unit's table maps it ("h" -> "hours"). ``normalized`` keeps
-        what each (field, text) gave within one text: a long one repeats the same few values
-        thousands of times.
+        text still meets it, so a unit's table maps it ("h" -> "hours").
         """
         output: dict[str, Any] = dict.fromkeys(self.fields)
         spans: dict[str, tuple[int, int]] = {}
@@ -308,16 +324,16 @@ class HeuristicPath:
                 continue
             if isinstance(raw, str):
                 key = (field, raw)
-                if key not in normalized:
-                    normalized[key] = self._normalizers[field](raw)
-                output[field] = normalized[key]
+                if key not in one.normalized:
+                    one.normalized[key] = self._normalizers[field](raw)
+                output[field] = one.normalized[key]
             else:
                 output[field] = raw
             if output[field] is not None:
                 spans[field] = span_of(mapping.group)
         if not spans:  # nothing normalizable came from the text itself
             return None
-        context = self._context(text, keyword_bytes, start)
+        context = self._context(one, start)
         return _Candidate(output, spans, strength, context, start)
 
     def _candidates(self, text: str) -> list[_Candidate]:
@@ -327,17 +343,16 @@ class HeuristicPath:
             PatternTimeout: a pattern that needs backtracking ran past its time limit.
         """
         keyword_bytes = self._keywords.encode(text) if self._bonuses else None
-        normalized: dict[tuple[str, str], Any] = {}
+        one = _OneText(text, keyword_bytes, normalized={}, contexts={})
         found: list[_Candidate | None] = []
         for finder in self.spec.finders:
             for hit in self._found(finder, text):
                 found.append(self._candidate(hit.groups, hit.span, finder.strength, hit.start,
-                                             text, keyword_bytes, normalized))  # fmt: skip
+                                             one))  # fmt: skip
         for pattern, strength in self._patterns:
             for match in pattern.finditer(text):
                 found.append(self._candidate(match.groupdict(), match.span, strength,
-                                             match.start(), text, keyword_bytes,
-                                             normalized))  # fmt: skip
+                                             match.start(), one))  # fmt: skip
         return [candidate for candidate in found if candidate is not None]
 
     def extract(self, text: str, context: PathContext) -> PathAnswer:
