@@ -66,7 +66,7 @@ class Token(NamedTuple):
     """One token of the analysed text.
 
     A named tuple: a long text makes hundreds of thousands of them, and one is built in half
-    the time of a frozen dataclass (``tokenize`` over a megabyte: 0.87 s before, 0.66 s).
+    the time of a frozen dataclass (figures in ``benchmarks/RESULTS.md``, "Hostile input").
 
     Attributes:
         text: the token as written.
