@@ -35,6 +35,7 @@ from aau.calibration.features import (
     observe,
 )
 from aau.errors import CalibrationError
+from aau.files import replacing
 
 __all__ = [
     "ARTIFACT_FORMAT",
@@ -285,11 +286,8 @@ class MlpCalibrator:
             "std": self.std,
             "metadata": self.metadata,
         }
-        target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.tmp")
-        torch.save(state, tmp)
-        tmp.replace(target)  # a reader never sees half an artifact
+        with replacing(Path(path)) as written:  # a reader never sees half an artifact
+            torch.save(state, written)
 
 
 def load_calibrator(

@@ -20,14 +20,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import threading
 from collections.abc import Sequence
 from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aau.decoding.base import Matcher, schema_key
+from aau.files import write_replacing
 
 if TYPE_CHECKING:
     import torch
@@ -200,12 +199,9 @@ class XGrammarBackend:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    """Write-then-rename, so a concurrent reader never sees half a file."""
+    """Write ``path`` whole (a concurrent reader never sees half a file), or not at all."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}-{threading.get_ident()}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
+        write_replacing(path, text)
     except OSError:
         pass  # the disk cache only saves time
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import tempfile
 import threading
 import time
 from collections.abc import Sequence
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from aau.engines import kv
+from aau.files import replacing
 
 __all__ = ["PrefixStore", "model_identity"]
 
@@ -122,7 +122,6 @@ class PrefixStore:
         import torch
         from safetensors.torch import save_file
 
-        written: str | None = None
         try:
             tensors = kv.tensors_of(cache)
             if tensors is None:
@@ -132,18 +131,12 @@ class PrefixStore:
             size = sum(t.numel() * t.element_size() for t in tensors.values())
             if size > self.max_bytes:
                 return
-            self.folder.mkdir(parents=True, exist_ok=True)
-            with tempfile.NamedTemporaryFile(dir=self.folder, suffix=".tmp", delete=False) as f:
-                written = f.name
-            save_file(tensors, written, metadata={"format": _FORMAT})
-            os.replace(written, path)  # whole or not at all, whatever else runs meanwhile
-            written = None
+            with replacing(path) as written:  # whole or not at all, whatever else runs meanwhile
+                save_file(tensors, str(written), metadata={"format": _FORMAT})
             self._keep_within_cap()
         except Exception as exc:  # noqa: BLE001  # a full or read-only cache: log, never raise
             _log.warning("could not keep a prompt prefix in %s: %s", self.folder, exc)
         finally:
-            if written is not None:
-                Path(written).unlink(missing_ok=True)
             with self._lock:
                 self._writing.discard(path.name)
 

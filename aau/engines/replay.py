@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from aau.engines.base import Engine, EngineCapabilities, Generation, GenerationRequest
 from aau.errors import EngineError, SpecError
+from aau.files import write_replacing
 from aau.spec.loader import FileRefused, read_bounded
 
 __all__ = [
@@ -148,9 +149,7 @@ class Recording:
             json.dumps(_line(digest, self.generations[digest]), ensure_ascii=False)
             for digest in sorted(self.generations)
         ]
-        partial = path.with_name(path.name + ".partial")
-        partial.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        partial.replace(path)
+        write_replacing(path, "\n".join(lines) + "\n")
 
     @classmethod
     def load(cls, path: Path) -> Recording:

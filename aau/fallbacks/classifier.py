@@ -33,9 +33,9 @@ from aau.answers import PathAnswer, PathContext
 from aau.errors import SpecError, UnitRunError
 from aau.fallbacks.classifier_training import ClassifierFeatures, ClassifierTraining, train
 from aau.fallbacks.crf import _confined, _outside, sha256_hex, shown_path
-from aau.fallbacks.crf_training import _write_atomically
 from aau.fallbacks.labelled import LABELLED_MISSING, check_labelled, load_labelled
 from aau.fallbacks.linear_text import MODEL_FORMAT, LinearTextModel, ModelData, answer_of
+from aau.files import write_replacing
 from aau.limits import LIMITS
 from aau.spec.classify import ClassField, class_fields
 from aau.spec.model import FallbackSpec, Issue, UnitSpec
@@ -163,7 +163,7 @@ class ClassifierFallback(FallbackSpec):
             examples_sha256=sha256_hex(examples_path.read_bytes()),
             config_sha256=config_digest(self, unit), max_chars=self.max_chars,
         )  # fmt: skip
-        _write_atomically(model_path, (data.model_dump_json() + "\n").encode())
+        write_replacing(model_path, data.model_dump_json() + "\n")
         return _format_report(unit, report, model_path)
 
     def build(self, unit: UnitSpec) -> ClassifierPath:

@@ -48,6 +48,7 @@ from aau.fallbacks.crf_features import (
 )
 from aau.fallbacks.crf_tagging import tag_text, term_spans
 from aau.fallbacks.fields import field_normalizers
+from aau.files import write_replacing
 from aau.terms.matcher import TermMatcher
 from aau.terms.store import shipped_dictionaries
 
@@ -296,18 +297,6 @@ def _misaligned(example: AnnotatedExample, toks: Sequence[Token]) -> list[str]:
     return found
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
-    # A reader must never see half a model: write beside it, then rename over it.
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
 def train_unit(
     unit: UnitSpec,
     *,
@@ -380,10 +369,8 @@ def train_unit(
         }
         if extra:
             record["held_out"]["extra"] = extra
-        _write_atomically(model_path, final)
-        _write_atomically(
-            spec.record_path(unit), (json.dumps(record, indent=2, sort_keys=True) + "\n").encode()
-        )
+        write_replacing(model_path, final)  # a reader never sees half a model
+        write_replacing(spec.record_path(unit), json.dumps(record, indent=2, sort_keys=True) + "\n")
     misaligned = [m for e in examples for m in _misaligned(e, tokens[id(e)])]
     return TrainReport(
         unit=unit.key,

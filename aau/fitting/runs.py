@@ -76,6 +76,7 @@ from aau.fallbacks.annotated import load_annotated
 from aau.fallbacks.crf import CrfFallback
 from aau.fallbacks.crf_training import crf_spec_of, gold_output, train_unit
 from aau.fallbacks.normalize import NORMALIZERS
+from aau.files import replacing
 from aau.ingest import Document, OcrOptions
 from aau.ingest.samples import add_scan_noise, render_page
 from aau.prompts.render import render_messages
@@ -638,14 +639,12 @@ def _rebuild(engine: EngineKind | None) -> str:
 
 
 def _write(path: Path, header: dict[str, Any], records: Iterable[dict[str, Any]]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
     # mtime=0: the same runs give the same bytes, so an unchanged cache is an unchanged file.
-    with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as out:
+    with (replacing(path) as written, open(written, "wb") as raw,
+          gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as out):  # fmt: skip
         out.write((json.dumps(header) + "\n").encode())
         for record in records:
             out.write((json.dumps(record, ensure_ascii=False) + "\n").encode())
-    tmp.replace(path)
 
 
 def _read(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:

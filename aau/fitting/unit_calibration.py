@@ -63,9 +63,10 @@ from aau.errors import AAUError, CalibrationError
 from aau.fallbacks.annotated import load_annotated
 from aau.fallbacks.classifier import ClassifierFallback
 from aau.fallbacks.crf import CrfFallback, sha256_hex
-from aau.fallbacks.crf_training import _write_atomically, gold_output, train_unit
+from aau.fallbacks.crf_training import gold_output, train_unit
 from aau.fallbacks.labelled import load_labelled
 from aau.fallbacks.records import RecordsFallback, RecordsPath, records_equal
+from aau.files import write_replacing
 from aau.fitting.runs import check_answer, is_correct, model_generations
 from aau.runner.runner import UnitRunner, primary_confidence
 from aau.spec.model import UnitSpec
@@ -530,6 +531,6 @@ def _count(items: Any) -> dict[str, int]:
 
 
 def write_unit_calibration(data: UnitCalibrationData, path: Path) -> None:
-    """Write the artifact atomically (a reader never sees half a file)."""
+    """Write the artifact whole (a reader never sees half a file)."""
     text = json.dumps(data.model_dump(), ensure_ascii=False, separators=(",", ":"))
-    _write_atomically(path, (text + "\n").encode("utf-8"))
+    write_replacing(path, text + "\n")

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from aau.errors import CalibrationError
+from aau.files import write_replacing
 from aau.routing.features import FEATURES, LEXICAL_DIM, UnitReference
 
 __all__ = [
@@ -213,11 +214,10 @@ def _head(value: Any, dim: int, where: str) -> np.ndarray | None:
 
 
 def write_artifact(path: Path, body: dict[str, Any]) -> None:
-    """Write the artifact whole (a temporary file, then a rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps({"format": ARTIFACT_FORMAT, **body}, ensure_ascii=False, indent=1))
-    tmp.replace(path)
+    """Write the artifact whole (a temporary file, then a rename), in UTF-8 as it is read."""
+    write_replacing(
+        path, json.dumps({"format": ARTIFACT_FORMAT, **body}, ensure_ascii=False, indent=1)
+    )
 
 
 def read_artifact(path: Path) -> dict[str, Any]:

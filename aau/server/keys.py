@@ -23,7 +23,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import os
 import secrets
 import threading
 import time
@@ -32,6 +31,7 @@ from pathlib import Path
 from typing import Literal, get_args
 
 from aau.errors import InputError, TermDictionaryError
+from aau.files import write_replacing
 from aau.terms.store import check_tenant_name
 
 __all__ = ["KeyRecord", "KeyStore", "Role"]
@@ -168,12 +168,8 @@ class KeyStore:
             return found[0]
 
     def _write(self, records: list[KeyRecord]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         body = json.dumps({"keys": [asdict(r) for r in records]}, indent=1)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as file:
-            file.write(body)
-        tmp.replace(self.path)  # atomic: a reader sees the old keys or the new ones
+        # Whole: a reader sees the old keys or the new ones; the owner's alone to read.
+        write_replacing(self.path, body, mode=0o600)
         self._stamp = None
         self._load()

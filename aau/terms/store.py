@@ -34,6 +34,7 @@ except ImportError:  # pragma: no cover - Windows: writers in one process only
     fcntl = None  # type: ignore[assignment]
 
 from aau.errors import TermDictionaryError, UnknownTenant
+from aau.files import write_replacing
 from aau.terms.dictionary import (
     TermDictionary,
     fold_surface,
@@ -230,11 +231,9 @@ class TermStore:
         return list(json.loads(path.read_text(encoding="utf-8"))["dictionaries"])
 
     def _write_manifest(self, tenant: str, entries: list[dict[str, str]]) -> None:
-        folder = self._dir(tenant)
-        folder.mkdir(parents=True, exist_ok=True)
-        tmp = folder / f".manifest.{os.getpid()}.{threading.get_ident()}.tmp"
-        tmp.write_text(json.dumps({"dictionaries": entries}, indent=1), encoding="utf-8")
-        tmp.replace(folder / "manifest.json")  # atomic: readers see the old or the new set
+        # Whole: readers see the old set or the new one.
+        write_replacing(self._dir(tenant) / "manifest.json",
+                        json.dumps({"dictionaries": entries}, indent=1))  # fmt: skip
 
     def uploaded(self, tenant: str) -> list[TermDictionary]:
         """The tenant's own dictionaries, in upload order."""

@@ -17,11 +17,12 @@ import io
 import os
 import pickle
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any, TypeVar
+
+from aau.files import replacing
 
 __all__ = ["cache_folder", "cached"]
 
@@ -72,14 +73,9 @@ def cached(name: str, modules: tuple[ModuleType, ...], build: Callable[[], _T]) 
     except (OSError, pickle.UnpicklingError, EOFError, AttributeError, TypeError, ValueError):
         pass  # absent, or not a table this code wrote: build it
     table = build()
-    written: str | None = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".tmp", delete=False) as file:
-            written = file.name
+        with replacing(path) as written, written.open("wb") as file:  # whole or not at all
             pickle.dump(table, file, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(written, path)  # whole or not at all, whatever else starts meanwhile
     except OSError:  # a read-only or full cache: build again next time
-        if written is not None:
-            Path(written).unlink(missing_ok=True)
+        pass
     return table

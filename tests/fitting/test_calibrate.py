@@ -34,7 +34,7 @@ from tests.fitting.conftest import small_settings
 
 PACKAGE = REPO / "aau"
 SHIPPED_DATA = REPO / "calibration"
-CALIBRATION_MAY_IMPORT = {"errors", "results", "answers", "registry", "spec", "decoding",
+CALIBRATION_MAY_IMPORT = {"errors", "files", "results", "answers", "registry", "spec", "decoding",
                           "grammars", "ingest", "terms", "engines", "fallbacks",
                           "calibration", "values"}  # fmt: skip
 
