@@ -5,7 +5,10 @@ label fills an output field, the annotated examples and the trained model file. 
 path tags the text, takes for every field the best span of its label (highest mean marginal),
 normalizes it into the unit's schema and answers with the mean marginal of the chosen spans as
 its confidence, or, when it finds nothing, with the probability of the all-``O`` labelling:
-"no value present" is an answer too.
+"no value present" is an answer too. A field left empty beside filled ones is such a claim as
+well ("2 quarters' notice" read as a value without a unit): the confidence is multiplied by the
+probability that no token carries that field's label, which is at most one minus the label's
+largest marginal at any token (a span that the tagger saw but that did not normalize counts).
 
 The files a declaration names (examples, model, the model's record) must lie inside the unit's
 folder, or inside ``AAU_UNITS_ROOT`` when that is set: an absolute path, a ``..`` or a link
@@ -435,6 +438,28 @@ def open_model(spec: CrfFallback, unit: UnitSpec) -> OpenModel:
 # -- choosing fields --------------------------------------------------------------------
 
 
+def _absence(
+    tagging: Tagging,
+    fields: Mapping[str, CrfField],
+    values: Mapping[str, Any],
+    chosen: Mapping[str, TaggedSpan],
+) -> float:
+    """The probability, at most, that the fields left empty really have no span in the text.
+
+    For each empty field whose label fills no other field: one minus the label's largest
+    marginal at any token (the probability that no token carries a label is at most that of
+    the likeliest token not carrying it). 1.0 when every field is filled.
+    """
+    used = {span.label for span in chosen.values()}
+    absent = 1.0
+    for field, mapping in fields.items():
+        if values.get(field) is not None or mapping.label in used:
+            continue
+        used.add(mapping.label)  # two empty fields of one label: one claim
+        absent *= 1.0 - max(tagging.label_marginals.get(mapping.label, ()), default=0.0)
+    return max(0.0, absent)
+
+
 def choose_fields(
     text: str,
     spans: Sequence[TaggedSpan],
@@ -546,6 +571,7 @@ class CrfPath:
         self.properties: dict[str, Any] = dict(unit.output.get("properties", {}))
         self._normalizers = field_normalizers(spec.fields, unit)  # the unit's tables first
         self._features = spec.features.to_config()
+        self._labels = sorted({mapping.label for mapping in spec.fields.values()})
         self._model: OpenModel | None = None
         # pycrfsuite's Tagger keeps the current sequence inside it: concurrent extract calls
         # (the scheduler may run paths in threads) must not interleave set() and marginal().
@@ -558,7 +584,8 @@ class CrfPath:
 
     def _tag(self, text: str, hits: list[tuple[int, int, str]]) -> Tagging:
         with self._lock:
-            return tag_text(self._loaded_tagger(), tokenize(text), self._features, hits, text)
+            return tag_text(self._loaded_tagger(), tokenize(text), self._features, hits, text,
+                            self._labels)  # fmt: skip
 
     def extract(self, text: str, context: PathContext) -> PathAnswer:
         """Tag ``text`` and map the best span of each field's label into the unit's schema.
@@ -579,8 +606,9 @@ class CrfPath:
         if chosen:
             # Two fields may share one span (a label mapped twice); count it once.
             distinct = list({(s.label, s.start): s for s in chosen.values()}.values())
-            confidence = mean = sum(s.score for s in distinct) / len(distinct)
+            mean = sum(s.score for s in distinct) / len(distinct)
             minimum = min(m for s in distinct for m in s.marginals)
+            confidence = mean * _absence(tagging, self.spec.fields, values, chosen)
         else:
             # "No value present" is answered with the probability of tagging nothing at all.
             confidence = tagging.p_all_o

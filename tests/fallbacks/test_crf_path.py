@@ -455,3 +455,35 @@ def test_no_value_is_answered_with_the_all_o_probability(tmp_path: Path) -> None
     assert 0.0 < answer.confidence <= answer.signals["crf_marginal_min"] <= 1.0
     empty = CrfPath(crf_spec_of(unit), unit).extract("", _context(unit))
     assert empty.output == {"amount": None, "currency": None}
+
+
+def test_a_field_left_empty_beside_filled_ones_weighs_on_the_confidence() -> None:
+    """{value: 2, unit: null} claims that no unit is written: a unit span the tagger saw but
+    could not normalize ("quarters" is no notice unit of this unit's table) says otherwise."""
+    unit = UnitSpec.from_file(UNITS / "extract_notice_period.yaml")  # its shipped model, read
+    path = CrfPath(crf_spec_of(unit), unit)
+    whole = path.extract("Termination on 12 weeks notice.", _context(unit))
+    assert whole.output == {"value": 12, "unit": "week"}
+    partial = path.extract("Notice of 2 quarters is required before termination.", _context(unit))
+    assert partial.output == {"value": 2, "unit": None}
+    assert partial.signals["crf_marginal_mean"] > 0.8  # the value span alone is sure of itself
+    assert partial.confidence < 0.3 < 0.9 < whole.confidence
+
+
+def test_the_absence_factor_reads_each_empty_fields_label_once() -> None:
+    from aau.fallbacks.crf import _absence
+    from aau.fallbacks.crf_tagging import Tagging
+
+    fields = {"value": CrfField(label="VALUE", normalize="integer"),
+              "unit": CrfField(label="UNIT"), "unit_again": CrfField(label="UNIT")}  # fmt: skip
+    value_span = TaggedSpan("VALUE", 0, 1, (0.9,))
+    tagging = Tagging((value_span,), 0.0, (0.1, 0.3), {"VALUE": (0.9, 0.0), "UNIT": (0.1, 0.7)})
+    empty_unit = {"value": 2, "unit": None, "unit_again": None}
+    assert _absence(tagging, fields, empty_unit, {"value": value_span}) == pytest.approx(0.3)
+    filled = {"value": 2, "unit": "day", "unit_again": "day"}
+    unit_span = TaggedSpan("UNIT", 2, 3, (0.7,))
+    chosen = {"value": value_span, "unit": unit_span, "unit_again": unit_span}
+    assert _absence(tagging, fields, filled, chosen) == 1.0
+    # A label that fills another field is no evidence against this one.
+    one_filled = {"value": 2, "unit": "day", "unit_again": None}
+    assert _absence(tagging, fields, one_filled, {"value": value_span, "unit": unit_span}) == 1.0
