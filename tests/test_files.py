@@ -28,9 +28,14 @@ def test_a_write_replaces_the_file_whole_and_leaves_nothing_beside_it(tmp_path: 
 def test_a_failing_write_keeps_the_old_file_and_removes_its_temporary(tmp_path: Path) -> None:
     target = tmp_path / "calibrator.pt"
     write_replacing(target, b"old")
-    with pytest.raises(RuntimeError, match="disk full"), replacing(target) as written:
-        written.write_bytes(b"half of the n")
-        raise RuntimeError("disk full")
+
+    def fail_half_way() -> None:
+        with replacing(target) as written:
+            written.write_bytes(b"half of the n")
+            raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError, match="disk full"):
+        fail_half_way()
     assert target.read_bytes() == b"old"
     assert leftovers(tmp_path) == []
 
@@ -38,7 +43,8 @@ def test_a_failing_write_keeps_the_old_file_and_removes_its_temporary(tmp_path: 
 def test_the_block_writes_by_path_as_libraries_do(tmp_path: Path) -> None:
     target = tmp_path / "runs.jsonl"
     with replacing(target) as written:
-        assert written.parent == tmp_path and written.name.startswith(".runs.jsonl.")
+        assert written.parent == tmp_path
+        assert written.name.startswith(".runs.jsonl.")
         assert written.read_bytes() == b""  # created empty, there to be opened by path
         with open(written, "a", encoding="utf-8") as file:
             file.write("one\n")
