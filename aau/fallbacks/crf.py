@@ -447,8 +447,8 @@ def _absence(
     """The probability, at most, that the fields left empty really have no span in the text.
 
     For each empty field whose label fills no other field: one minus the label's largest
-    marginal at any token (the probability that no token carries a label is at most that of
-    the likeliest token not carrying it). 1.0 when every field is filled.
+    marginal at any token (no token carries the label only if the token likeliest to carry it
+    does not). 1.0 when every field is filled.
     """
     used = {span.label for span in chosen.values()}
     absent = 1.0
