@@ -44,6 +44,7 @@ from aau.calibration.features import (
 )
 from aau.calibration.report import EvaluatedAnswer, selection_accuracy, summarize
 from aau.engines.base import Generation
+from aau.files import write_replacing
 from aau.spec.model import UnitSpec
 
 __all__ = [
@@ -595,4 +596,4 @@ def write_summary(path: Path, calibrator: MlpCalibrator, figures: Mapping[str, A
         "metadata": {k: v for k, v in calibrator.metadata.items() if k != "validation"},
         "validation": figures,
     }
-    path.write_text(jsonlib.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    write_replacing(path, jsonlib.dumps(summary, indent=2, sort_keys=True) + "\n")
