@@ -116,7 +116,7 @@ class XGrammarBackend:
         return compiled
 
     def new_matcher(self, compiled: Any, bitmask: torch.Tensor) -> Matcher:
-        """A ``GrammarMatcher``'s fill (into ``bitmask``'s row 0), accept and jump-forward.
+        """A ``GrammarMatcher``'s fill (into ``bitmask``'s row 0), accept, jump-forward, end.
 
         ``find_jump_forward_tokens`` leaves out a last token that a longer vocabulary token
         extends (``":`` before a possible ``":"``): the model's next choice may still merge
@@ -126,7 +126,8 @@ class XGrammarBackend:
 
         matcher = xgr.GrammarMatcher(compiled)
         return Matcher(lambda: matcher.fill_next_token_bitmask(bitmask, 0),
-                       matcher.accept_token, matcher.find_jump_forward_tokens)  # fmt: skip
+                       matcher.accept_token, matcher.find_jump_forward_tokens,
+                       matcher.is_completed)  # fmt: skip
 
     def new_processor(self, compiled: Any) -> Any:
         """The outlines ``XGrammarLogitsProcessor`` (torch) over ``compiled``."""

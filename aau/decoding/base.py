@@ -32,11 +32,14 @@ class Matcher(NamedTuple):
     (leaving the state unchanged) for a token the constraint does not allow. ``forced()``, where
     the library can tell, gives the tokens the constraint forces next (jump-forward: text such
     as ``{"amount":`` that the model has no say in), without advancing; None where it cannot.
+    ``complete()``, where the library can tell, says whether the output so far is a whole
+    match, so that a stop token may come next; without it every step may end.
     """
 
     fill: Callable[[], object]
     accept: Callable[[int], bool]
     forced: Callable[[], Sequence[int]] | None = None
+    complete: Callable[[], bool] | None = None
 
 
 class ConstraintBackend(Protocol):

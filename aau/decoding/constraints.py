@@ -93,7 +93,9 @@ class TokenMask:
     again only after an ``accept``), asks ``only()`` and ``allows(token)`` of it (a few words
     read, no unpacking), unpacks it with ``allowed()`` only when the model's favourite is not
     allowed, and ``accept``s the token chosen. ``jump()`` gives the tokens the constraint
-    forces next, where the backend can tell, so the engine feeds them without a step each.
+    forces next, where the backend can tell, so the engine feeds them without a step each;
+    ``may_end()`` whether a stop may come next, without a fill. ``fill`` and ``only`` may run
+    on another thread than the rest, one at a time (the engine fills during a forward).
 
     Args:
         backend: the backend that compiled ``compiled``; asked once for the matcher.
@@ -101,11 +103,13 @@ class TokenMask:
         vocab_size: tokens the mask covers.
     """
 
-    __slots__ = ("_accept", "_bits", "_fill", "_filled", "_forced", "_only", "_words", "vocab_size")
+    __slots__ = ("_accept", "_bits", "_complete", "_fill", "_filled", "_forced", "_only", "_words",
+                 "vocab_size")  # fmt: skip
 
     _fill: Callable[[], object]  # what it returns is ignored
     _accept: Callable[[int], bool]
     _forced: Callable[[], Sequence[int]] | None
+    _complete: Callable[[], bool] | None
 
     def __init__(self, backend: ConstraintBackend, compiled: Any, vocab_size: int) -> None:
         import torch
@@ -119,6 +123,7 @@ class TokenMask:
         matcher = backend.new_matcher(compiled, bitmask)
         self._fill, self._accept = matcher[0], matcher[1]
         self._forced = matcher[2] if len(matcher) > 2 else None  # a plain pair: no jumps
+        self._complete = matcher[3] if len(matcher) > 3 else None
         self._filled = False
         self._only: int | None = _UNASKED  # only()'s answer since the last fill
 
@@ -128,6 +133,13 @@ class TokenMask:
             self._fill()
             self._filled = True
             self._only = _UNASKED
+
+    def may_end(self) -> bool:
+        """Whether a stop token may come next (the output so far is a whole match).
+
+        Answered without a fill where the backend can tell; otherwise always True.
+        """
+        return True if self._complete is None else bool(self._complete())
 
     def allows(self, token: int) -> bool:
         """Whether ``token`` may come next."""

@@ -9,9 +9,12 @@ Per step and row (``aau.engines.sampling``, in numpy on the row's logits), the m
 token and the raw distribution (before the mask) gives its log-probability and the entropy that
 confidence and calibration need. Choosing is on the way to the next forward; the statistics
 are not, so a helper thread computes them while that forward runs (a row that finishes has
-its own computed at once). Work between two forwards runs with the CPU's caches emptied by
-the weights just read, several times slower than the same work warm, so the step keeps it
-short: input tensors and the mask's buffer are reused, nothing is asked twice.
+its own computed at once), and fills each row's mask for the step after it (the tokens it
+depends on are accepted before the forward), unless a stop may come next: whether to finish
+the row is then decided before the forward. Work between two forwards runs with the CPU's
+caches emptied by the weights just read, several times slower than the same work warm, so
+the step keeps it short: input tensors and the mask's buffer are reused, nothing is asked
+twice.
 
 Jump-forward: after a row's token, the tokens its constraint forces next (``amount`` after
 ``{"``, ``currency":"`` after ``,"``) are queued without a choice of the model, and a row whose
@@ -174,6 +177,9 @@ class DecodeBatch:
         self._statistics = _Helper("aau-statistics")
         self._scratch = np.empty(0, dtype=np.float32)  # this thread's, for finishing rows
         self._worker_scratch = np.empty(0, dtype=np.float32)  # the statistics thread's
+        # The cache of a batch that emptied, freed beside the next forward: freeing it (a
+        # millisecond holding the GIL) before its last caller wakes would delay that caller.
+        self._retired: list[Any] = []
 
     def __len__(self) -> int:
         """Rows still generating (finished rows awaiting compaction do not count)."""
@@ -305,6 +311,8 @@ class DecodeBatch:
             mask.accept(token)
         if not all(alone for _, alone in row.pending):
             return None
+        if not mask.may_end():  # no stop can come next: filled beside the forward (ahead)
+            return None
         mask.fill()
         if mask.only() not in self.stop_ids:
             return None
@@ -351,6 +359,7 @@ class DecodeBatch:
             return
         self.rows = [self.rows[i] for i in keep]
         if not self.rows:
+            self._retired.append(self.cache)
             self.cache = self.mask = None
             return
         assert self.mask is not None
@@ -384,8 +393,12 @@ class DecodeBatch:
         self._extend_mask(width, feeds)
         viewed = [index for index, row in enumerate(self.rows) if row.view is not None]
         owed, self._owed = [owed for owed in self._owed if not owed[0].done], []
-        if owed:  # the statistics thread keeps its own buffer
-            self._statistics.start(_settle, owed, self._worker_scratch)
+        # The next step's masks depend on tokens already accepted: filled beside the forward.
+        masks = [row.mask for row in self.rows if not row.done and row.mask is not None]
+        retired, self._retired = self._retired, []
+        side = bool(owed or masks or retired)
+        if side:  # the statistics thread keeps its own buffer
+            self._statistics.start(_beside_forward, owed, self._worker_scratch, masks, retired)
         started = time.perf_counter()
         inputs: dict[str, Any] = {"input_ids": self._on_device(input_ids)}
         if viewed:
@@ -404,7 +417,7 @@ class DecodeBatch:
             )
             share = (time.perf_counter() - started) * 1000 / max(1, len(self))
         finally:
-            if owed:  # long done: a few passes over the vocabulary per row
+            if side:  # long done: a few passes over the vocabulary per row
                 self._worker_scratch = self._statistics.result()
         self.cache = out.cache
         every = out.logits
@@ -471,6 +484,10 @@ class DecodeBatch:
             vectors[index] = self.rows[index].view.embed(ids[index : index + 1], embedding)[0]
         return vectors
 
+    def free_retired(self) -> None:
+        """Free the cache of a batch that emptied (the engine calls it when idle)."""
+        self._retired.clear()
+
     def close(self) -> None:
         """Stop the statistics thread (the batch is not used after)."""
         self._statistics.close()
@@ -480,7 +497,7 @@ class DecodeBatch:
         for row in self.rows:
             if not row.future.done():
                 row.future.set_result(error)
-        self.rows, self.cache, self.mask, self._owed = [], None, None, []
+        self.rows, self.cache, self.mask, self._owed, self._retired = [], None, None, [], []
 
 
 class _Helper:
@@ -521,6 +538,24 @@ class _Helper:
                 self._results.put((True, job(*args)))
             except BaseException as exc:  # handed to the caller, which raises it
                 self._results.put((False, exc))
+
+
+def _beside_forward(
+    owed: list[tuple[Row, int, np.ndarray, int]],
+    scratch: np.ndarray,
+    masks: list[Any],
+    retired: list[Any],
+) -> np.ndarray:
+    """The work a forward does not wait for; returns the scratch buffer.
+
+    Frees ``retired`` caches, settles ``owed`` statistics, fills ``masks`` for the next step.
+    """
+    retired.clear()
+    scratch = _settle(owed, scratch)
+    for mask in masks:
+        mask.fill()
+        mask.only()
+    return scratch
 
 
 def _settle(owed: list[tuple[Row, int, np.ndarray, int]], scratch: np.ndarray) -> np.ndarray:

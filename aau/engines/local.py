@@ -389,6 +389,8 @@ class TransformersEngine:
                     idle = not in_flight and not taken
                     row = self._queue.get(timeout=0.05) if idle else self._queue.get_nowait()
                 except queue.Empty:
+                    if idle:  # nothing came for a while: the emptied batch's KV can go
+                        batch.free_retired()
                     break
                 with _failing_alone(row):
                     taken_now = self._prepare(row)

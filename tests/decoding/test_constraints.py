@@ -169,6 +169,25 @@ def test_token_mask_jumps_over_what_the_schema_forces_and_only_that(
     assert mask.jump() == []  # complete: only the stop token may follow, never jumped over
 
 
+def test_token_mask_says_a_stop_may_come_exactly_where_its_fill_allows_one(
+    compiler: ConstraintCompiler, smollm2_tokenizer: Any
+) -> None:
+    """The engine skips the fill before a forward where ``may_end()`` is False: it must never
+    be False where the fill would allow the stop token."""
+    stop = smollm2_tokenizer.eos_token_id
+    for written in ('{"amount":12,"currency":"EUR"}', '{"amount":120,"currency":"USD"}'):
+        mask = compiler.compile(SCHEMA).new_mask()
+        seen = []
+        for token in [*smollm2_tokenizer.encode(written), None]:
+            mask.fill()
+            seen.append(mask.may_end())
+            assert mask.allows(stop) == seen[-1], (written, len(seen))
+            if token is not None:
+                mask.accept(token)
+        assert seen[-1]  # once the object is closed
+        assert not any(seen[:-1])  # and only then
+
+
 def test_token_mask_fills_once_per_accepted_token(compiler: ConstraintCompiler) -> None:
     mask = compiler.compile(SCHEMA).new_mask()
     calls = []

@@ -416,3 +416,43 @@ def test_rows_prefilled_together_join_a_decoding_batch_with_the_same_tokens(
     assert all(r.cached_tokens > 0 for r in late_group)  # prefilled together on their prefixes
     assert max(engine.step_rows) > len(group)  # and decoded beside the long row
     assert texts_of([late_first, *late_group]) == texts_of(alone)
+
+
+def test_an_emptied_batch_frees_its_kv_beside_the_next_forward_or_when_idle(
+    glm5_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The last row's caller is woken before its batch's KV is freed, never at the cost of
+    holding it for long: the next forward frees it, or the engine's next idle moment."""
+    import gc
+    import weakref
+
+    from aau.engines import batching
+
+    built: list[weakref.ref] = []
+    with_room = batching.kv.with_room
+
+    def spied(cache: Any) -> Any:  # the real function, its results watched
+        out = with_room(cache)
+        built.append(weakref.ref(out))
+        return out
+
+    monkeypatch.setattr(batching.kv, "with_room", spied)
+    engine = make_engine(glm5_dir, prefix_cache_mb=0)
+    first, second = requests(TEXTS[:1], budget=6)[:2]
+
+    async def go() -> None:
+        assert isinstance((await engine.generate([first]))[0], Generation)
+        kept = [ref for ref in built if ref() is not None]
+        assert kept  # the emptied batch's cache is still held, not freed before waking us
+        assert isinstance((await engine.generate([second]))[0], Generation)  # at once
+        gc.collect()
+        assert all(ref() is None for ref in kept)  # freed beside the second's forwards
+        third_built = len(built)
+        await asyncio.sleep(0.3)  # the engine idles past its poll
+        gc.collect()
+        assert all(ref() is None for ref in built[third_built - 1 :])
+
+    try:
+        asyncio.run(go())
+    finally:
+        engine.close()
