@@ -127,6 +127,7 @@ class Row:
     # Forced tokens the constraint has accepted, not yet fed: (token, the mask allowed it alone).
     pending: deque[tuple[int, bool]] = field(default_factory=deque)
     done: bool = False  # finished; its slot is dropped at the next compaction
+    announced: bool = False  # the caller was told its first forward started
 
     def result(self, finish: str, text: str) -> Generation:
         """The finished generation."""

@@ -455,7 +455,6 @@ class TransformersEngine:
             hit = self._restored(namespace, tokens, stored, request.key) or hit
         if request.deadline is not None and time.monotonic() > request.deadline:
             raise EngineTimeout(f"{request.key or 'request'}: deadline passed while queued")
-        notify_start(request)  # the caller's side work now overlaps the forwards, not this
         return _Prepared(row, tokens, namespace, hit, stored)
 
     def _restored(self, namespace: str, tokens: list[int], head: int, tag: str) -> Any:
@@ -527,9 +526,11 @@ class TransformersEngine:
             inputs = {"inputs_embeds": row.view.embed(ids, self.model.get_input_embeddings())}
             assert self._head is not None
             self._head.clear()
+        positions = torch.arange(start, end, device=self.model.device)[None]
+        _announce(row)
         out = self.model(
             **inputs,
-            position_ids=torch.arange(start, end, device=self.model.device)[None],
+            position_ids=positions,
             cache=cache,
             use_cache=True,
             logits_to_keep=1,  # the next token's only: the head over every position cost a quarter
@@ -567,6 +568,8 @@ class TransformersEngine:
             mask[r, width_cached - c : width_cached] = 1
             mask[r, width_cached + width_fresh - n :] = 1
         device = self.model.device
+        for prep in preps:
+            _announce(prep.row)
         forward_started = time.perf_counter()
         out = self.model(
             input_ids=ids.to(device), attention_mask=mask.to(device),
@@ -618,6 +621,17 @@ class _Chunked:
     cache: Any
     done: int
     model_ms: float = 0.0
+
+
+def _announce(row: Row) -> None:
+    """Tell the caller, once, that its request's first forward starts.
+
+    Its side work then overlaps the forwards, which release the GIL, rather than the
+    preparation on this thread.
+    """
+    if not row.announced:
+        row.announced = True
+        notify_start(row.request)
 
 
 def _still_wanted(request: GenerationRequest, where: str) -> None:

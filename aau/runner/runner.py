@@ -228,6 +228,7 @@ class _Run:
     witnessed: dict[int, PathAnswer | AAUError] = field(default_factory=dict)
     # Every fallback's answer, started beside the model's decoding when scoring will need them.
     early: asyncio.Future[list[PathAnswer | AAUError] | AAUError] | None = None
+    asked: bool = False  # a fallback ran without the early start: it is not wanted any more
     ended: bool = False
     note: str | None = None
 
@@ -453,7 +454,7 @@ class UnitRunner:
         loop = asyncio.get_running_loop()
 
         def start() -> None:
-            if run.early is None and not run.ended:
+            if run.early is None and not run.ended and not run.asked:
                 run.early = asyncio.ensure_future(self._off_loop(
                     run, "fallback paths", self._extract_all, run.text,
                     run.context or self.context, run.deadline))  # fmt: skip
@@ -660,6 +661,7 @@ class UnitRunner:
         if run.early is not None:
             answers = await run.early
             return answers if isinstance(answers, AAUError) else answers[index]
+        run.asked = True  # the engine's start came late, or not at all
         path = self.fallbacks[index]
         context = run.context or self.context
         return await self._off_loop(run, f"{path.name} path", path.extract, run.text, context)
