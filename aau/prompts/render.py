@@ -16,6 +16,8 @@ requests of the unit. Few-shot answers are rendered exactly as the decoder will 
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -63,18 +65,48 @@ def render_messages(
     prompt = unit.prompt
     if prompt is None:
         raise ValueError(f"{unit.name} is a {unit.kind} unit: it has no prompt to render")
-    system = _render(prompt.system, unit, "")
+    template = prompt.template
+    reads_terms = terms is not None and "terms" in template
+    system, turns = _static_part(unit, terms if reads_terms else None)
     if layout == "document_first":
         system = f"Document:\n{text}\n\n{system}"
         text = DOCUMENT_REFERENCE
-    template = prompt.template
-    reads_terms = terms is not None and "terms" in template
-    messages: list[Message] = [{"role": "system", "content": system}]
+    return [
+        {"role": "system", "content": system},
+        *(dict(turn) for turn in turns),
+        {"role": "user", "content": _render(template, unit, text, term_hits)},
+    ]
+
+
+# The static part of recent units' prompts (system text, few-shot turns), by the unit object:
+# rendering it again for every input was most of the rendering. The unit is kept with its
+# entry, so an id is not reused while cached; a tenant's terms (read by the template) bypass it.
+_STATIC: OrderedDict[int, tuple[UnitSpec, str, tuple[Message, ...]]] = OrderedDict()
+_STATIC_ENTRIES = 256
+_STATIC_LOCK = threading.Lock()
+
+
+def _static_part(unit: UnitSpec, terms: TermSet | None) -> tuple[str, tuple[Message, ...]]:
+    """The rendered system text and few-shot turns of ``unit`` (``terms``: the tenant's)."""
+    if terms is None:
+        with _STATIC_LOCK:
+            hit = _STATIC.get(id(unit))
+            if hit is not None and hit[0] is unit:
+                _STATIC.move_to_end(id(unit))
+                return hit[1], hit[2]
+    prompt = unit.prompt
+    assert prompt is not None
+    system = _render(prompt.system, unit, "")
+    turns: list[Message] = []
     for example in prompt.examples:
-        example_hits = terms.find(example.input) if reads_terms else ()  # type: ignore[union-attr]
-        messages.append(
-            {"role": "user", "content": _render(template, unit, example.input, example_hits)}
+        example_hits = terms.find(example.input) if terms is not None else ()
+        turns.append(
+            {"role": "user", "content": _render(prompt.template, unit, example.input, example_hits)}
         )
-        messages.append({"role": "assistant", "content": compact_json(example.output)})
-    messages.append({"role": "user", "content": _render(template, unit, text, term_hits)})
-    return messages
+        turns.append({"role": "assistant", "content": compact_json(example.output)})
+    if terms is None:
+        with _STATIC_LOCK:
+            _STATIC[id(unit)] = (unit, system, tuple(turns))
+            if len(_STATIC) > _STATIC_ENTRIES:
+                _STATIC.popitem(last=False)
+    return system, tuple(turns)
