@@ -43,7 +43,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
@@ -56,6 +56,8 @@ from aau.errors import ConstraintNotHonored, EngineError, EngineTimeout, EngineU
 __all__ = ["Cancelled", "DecodeBatch", "HeadInput", "PrefilledGroup", "Row"]
 
 _MASK_ROOM = 64  # positions the mask's buffer grows by beyond what a step needs
+
+_T = TypeVar("_T")
 
 
 class HeadInput:
@@ -109,6 +111,7 @@ class Row:
     future: concurrent.futures.Future[Generation | EngineError]
     submitted: float
     mask: Any = None  # the request's TokenMask (None: unconstrained)
+    constraint: Any = None  # its CompiledConstraint: the mask is made beside the prefill
     view: Any = None  # the tenant's MergedVocabulary, when its terms are merged tokens
     compiler: Any = None  # the view's ConstraintCompiler (None: the engine's)
     written: dict[int, str] = field(default_factory=dict)  # merged id -> the prompt's text
@@ -485,6 +488,21 @@ class DecodeBatch:
             vectors[index] = self.rows[index].view.embed(ids[index : index + 1], embedding)[0]
         return vectors
 
+    def beside_prefill(self, rows: Sequence[Row], forward: Callable[[], _T]) -> _T:
+        """``forward()`` (the rows' prefill) here while the helper thread makes their masks.
+
+        Each mask is also filled for the row's first step. One the helper could not make is
+        left None, for the engine to make on its own thread (where its error fails the row).
+        """
+        wanted = [row for row in rows if row.mask is None and row.constraint is not None]
+        if not wanted:
+            return forward()
+        self._statistics.start(_new_masks, wanted)
+        try:
+            return forward()
+        finally:
+            self._statistics.result()
+
     def free_retired(self) -> None:
         """Free the cache of a batch that emptied (the engine calls it when idle)."""
         self._retired.clear()
@@ -557,6 +575,18 @@ def _beside_forward(
         mask.fill()
         mask.only()
     return scratch
+
+
+def _new_masks(rows: list[Row]) -> None:
+    """Each row's mask from its constraint, filled for its first step (beside a prefill)."""
+    for row in rows:
+        try:
+            mask = row.constraint.new_mask()
+            mask.fill()
+            mask.only()
+        except Exception:  # noqa: BLE001, S112
+            continue  # made again on the engine's thread, where its error fails the row
+        row.mask = mask
 
 
 def _settle(owed: list[tuple[Row, int, np.ndarray, int]], scratch: np.ndarray) -> np.ndarray:

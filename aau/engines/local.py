@@ -344,7 +344,7 @@ class TransformersEngine:
             alone = [p for p in now if p not in together]
             if len(together) > 1:
                 try:
-                    groups.append(self._prefill_together(together))
+                    groups.append(self._prefill_together(together, batch))
                 except Exception:  # e.g. a cache layout that cannot be stacked: one at a time
                     alone += together
             else:
@@ -358,7 +358,7 @@ class TransformersEngine:
                         self._deferred.append(prep)
                     continue
                 with _failing_alone(prep.row):
-                    arrivals.append(self._prefill_one(prep))
+                    arrivals.append(self._prefill_one(prep, batch))
             prepared = [prep._replace(hit=self._lookup(prep.namespace, prep.tokens))
                         for prep in later]  # fmt: skip
         batch.join(arrivals, groups)
@@ -425,14 +425,13 @@ class TransformersEngine:
         return self._prompt_tokens.ids_and_head(messages)
 
     def _prepare(self, row: Row) -> _Prepared:
-        """Everything before a request's prefill forward: mask, prompt ids, cached prefix."""
+        """Everything before a request's prefill forward: constraint, prompt ids, cached prefix."""
         request = row.request
         row.started = time.perf_counter()
         compiler = row.compiler or self.compiler
         assert compiler is not None
         if request.schema is not None:
-            constraint = compiler.compile(request.schema, unit=request.key or "<request>")
-            row.mask = constraint.new_mask()
+            row.constraint = compiler.compile(request.schema, unit=request.key or "<request>")
         tokens, head = self._prompt_ids(row)
         namespace = self._namespace
         if request.tenant is not None:
@@ -483,10 +482,12 @@ class TransformersEngine:
             return None
         return hit
 
-    def _prefill_one(self, prep: _Prepared) -> tuple[Row, Any, int]:
+    def _prefill_one(self, prep: _Prepared, batch: DecodeBatch) -> tuple[Row, Any, int]:
         start = prep.hit.length if prep.hit else 0
         forward_started = time.perf_counter()
-        cache = self._forward_span(prep, prep.hit.kv if prep.hit else None, start, len(prep.tokens))
+        cache = self._forward_span(
+            prep, prep.hit.kv if prep.hit else None, start, len(prep.tokens), batch
+        )
         self._prefilled(prep, cache, (time.perf_counter() - forward_started) * 1000)
         return prep.row, cache, len(prep.tokens)
 
@@ -500,7 +501,7 @@ class TransformersEngine:
         with _failing_alone(row):
             _still_wanted(row.request, "in prefill")
             started = time.perf_counter()
-            chunked.cache = self._forward_span(prep, chunked.cache, chunked.done, end)
+            chunked.cache = self._forward_span(prep, chunked.cache, chunked.done, end, batch)
             chunked.model_ms += (time.perf_counter() - started) * 1000
             chunked.done = end
         if row.future.done():  # failed or cancelled: the chunks done are dropped
@@ -510,11 +511,13 @@ class TransformersEngine:
             self._prefilled(prep, chunked.cache, chunked.model_ms)
             batch.join([(row, chunked.cache, len(prep.tokens))])
 
-    def _forward_span(self, prep: _Prepared, cache: Any, start: int, end: int) -> Any:
+    def _forward_span(
+        self, prep: _Prepared, cache: Any, start: int, end: int, batch: DecodeBatch
+    ) -> Any:
         """Prefill ``prep.tokens[start:end]`` on top of ``cache`` (its first ``start`` positions).
 
         Returns the cache of all ``end`` positions; after the last span the row's next-token
-        logits are set.
+        logits are set. The row's mask is made beside the forward (``batch``'s helper).
         """
         import torch
 
@@ -528,13 +531,13 @@ class TransformersEngine:
             self._head.clear()
         positions = torch.arange(start, end, device=self.model.device)[None]
         _announce(row)
-        out = self.model(
+        out = batch.beside_prefill([row], lambda: self.model(
             **inputs,
             position_ids=positions,
             cache=cache,
             use_cache=True,
             logits_to_keep=1,  # the next token's only: the head over every position cost a quarter
-        )
+        ))  # fmt: skip
         if last:
             row.logits = out.logits[0, -1].float().cpu().numpy()
             if row.view is not None:
@@ -543,7 +546,7 @@ class TransformersEngine:
             self._max_rows = 1  # an unsupported cache layout: one request at a time
         return out.cache
 
-    def _prefill_together(self, preps: list[_Prepared]) -> PrefilledGroup:
+    def _prefill_together(self, preps: list[_Prepared], batch: DecodeBatch) -> PrefilledGroup:
         """One forward for several requests, each continuing its own cached prefix.
 
         Row ``r`` holds ``[padding][its cached prefix][padding][its new tokens]``: cached
@@ -571,11 +574,11 @@ class TransformersEngine:
         for prep in preps:
             _announce(prep.row)
         forward_started = time.perf_counter()
-        out = self.model(
+        out = batch.beside_prefill([p.row for p in preps], lambda: self.model(
             input_ids=ids.to(device), attention_mask=mask.to(device),
             position_ids=positions.to(device), cache=stacked, use_cache=True,
             logits_to_keep=1,
-        )  # fmt: skip
+        ))  # fmt: skip
         share = (time.perf_counter() - forward_started) * 1000 / len(preps)
         logits = out.logits[:, -1].float().cpu().numpy()
         for r, (prep, c, n) in enumerate(zip(preps, cached, fresh, strict=True)):
@@ -592,6 +595,8 @@ class TransformersEngine:
         ``cache`` (the prompt's KV alone) goes to the prefix cache; None when it keeps none.
         """
         row, tokens = prep.row, prep.tokens
+        if row.mask is None and row.constraint is not None:  # not made beside the prefill
+            row.mask = row.constraint.new_mask()
         row.model_ms = model_ms
         row.prefill_ms = (time.perf_counter() - row.started) * 1000
         row.prompt_tokens, row.cached_tokens = len(tokens), prep.hit.length if prep.hit else 0

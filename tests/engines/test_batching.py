@@ -173,6 +173,9 @@ class DeadEndMask:
     def jump(self) -> list[int]:
         return [] if self.steps >= 3 else self.real.jump()
 
+    def may_end(self) -> bool:
+        return self.real.may_end()
+
 
 def test_a_row_whose_constraint_dead_ends_fails_alone_with_a_code(
     glm5_dir: Path, monkeypatch: pytest.MonkeyPatch
@@ -456,3 +459,33 @@ def test_an_emptied_batch_frees_its_kv_beside_the_next_forward_or_when_idle(
         asyncio.run(go())
     finally:
         engine.close()
+
+
+def test_masks_are_made_beside_the_prefill_and_made_again_where_that_failed(
+    glm5_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The helper thread makes each row's mask while its prefill forward runs; a mask it
+    failed to make is made on the engine's thread, where a lasting fault fails its row only."""
+    reqs = requests(TEXTS[:1])
+    reference = run_all(make_engine(glm5_dir, max_batch_size=1), requests(TEXTS[:1]), batched=False)
+    real_new_mask = CompiledConstraint.new_mask
+    threads: list[str] = []
+
+    def new_mask(self: CompiledConstraint) -> Any:  # fault injection, by schema and thread
+        thread = threading.current_thread().name
+        threads.append(thread)
+        if self.schema == reqs[1].schema and thread == "aau-statistics":
+            raise RuntimeError("injected: the helper could not make this mask")
+        if self.schema == reqs[2].schema:
+            raise RuntimeError("injected: this mask cannot be made")
+        return real_new_mask(self)
+
+    monkeypatch.setattr(CompiledConstraint, "new_mask", new_mask)
+    results = run_all(make_engine(glm5_dir, max_batch_size=1), reqs, batched=False)
+
+    assert results[0].text == reference[0].text
+    assert results[1].text == reference[1].text  # made again on the engine's thread
+    assert isinstance(results[2], Exception)
+    assert "cannot be made" in str(results[2])
+    assert threads[0] == "aau-statistics"  # beside the prefill
+    assert threads.count("aau-engine") == 2  # the second row's retry, the third row's retry
