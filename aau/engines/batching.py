@@ -178,9 +178,9 @@ class DecodeBatch:
         self._on_cpu = self.device.type == "cpu"
         # Statistics owed: (row, step, the logits that predicted its token, the token).
         self._owed: list[tuple[Row, int, np.ndarray, int]] = []
-        self._statistics = _Helper("aau-statistics")
+        self._helper = _Helper("aau-engine-helper")  # work beside each forward
         self._scratch = np.empty(0, dtype=np.float32)  # this thread's, for finishing rows
-        self._worker_scratch = np.empty(0, dtype=np.float32)  # the statistics thread's
+        self._worker_scratch = np.empty(0, dtype=np.float32)  # the helper thread's
         # The cache of a batch that emptied, freed beside the next forward: freeing it (a
         # millisecond holding the GIL) before its last caller wakes would delay that caller.
         self._retired: list[Any] = []
@@ -331,7 +331,7 @@ class DecodeBatch:
         """Append a step: ``token`` (``stop``: a stop token, not part of the text), its statistics.
 
         ``logits`` are those that predicted it; a forced token's are never read (the model had
-        no choice). The others are owed: computed on the statistics thread while the next
+        no choice). The others are owed: computed on the helper thread while the next
         forward runs (they are not needed to choose the next token), or when the row finishes.
         """
         row.logprobs.append(0.0)
@@ -401,8 +401,8 @@ class DecodeBatch:
         masks = [row.mask for row in self.rows if not row.done and row.mask is not None]
         retired, self._retired = self._retired, []
         side = bool(owed or masks or retired)
-        if side:  # the statistics thread keeps its own buffer
-            self._statistics.start(_beside_forward, owed, self._worker_scratch, masks, retired)
+        if side:  # the helper thread keeps its own buffer
+            self._helper.start(_beside_forward, owed, self._worker_scratch, masks, retired)
         started = time.perf_counter()
         inputs: dict[str, Any] = {"input_ids": self._on_device(input_ids)}
         if viewed:
@@ -422,7 +422,7 @@ class DecodeBatch:
             share = (time.perf_counter() - started) * 1000 / max(1, len(self))
         finally:
             if side:  # long done: a few passes over the vocabulary per row
-                self._worker_scratch = self._statistics.result()
+                self._worker_scratch = self._helper.result()
         self.cache = out.cache
         every = out.logits
         if every.dtype != torch.float32 or every.device.type != "cpu":
@@ -497,19 +497,19 @@ class DecodeBatch:
         wanted = [row for row in rows if row.mask is None and row.constraint is not None]
         if not wanted:
             return forward()
-        self._statistics.start(_new_masks, wanted)
+        self._helper.start(_new_masks, wanted)
         try:
             return forward()
         finally:
-            self._statistics.result()
+            self._helper.result()
 
     def free_retired(self) -> None:
         """Free the cache of a batch that emptied (the engine calls it when idle)."""
         self._retired.clear()
 
     def close(self) -> None:
-        """Stop the statistics thread (the batch is not used after)."""
-        self._statistics.close()
+        """Stop the helper thread (the batch is not used after)."""
+        self._helper.close()
 
     def fail_all(self, error: EngineError) -> None:
         """Resolve every row with ``error`` and empty the batch (after an unexpected fault)."""
@@ -572,18 +572,22 @@ def _beside_forward(
     retired.clear()
     scratch = _settle(owed, scratch)
     for mask in masks:
-        mask.fill()
-        mask.only()
+        _filled(mask)
     return scratch
+
+
+def _filled(mask: Any) -> Any:
+    """``mask`` filled, with ``only()`` answered: what the next step's choice reads of it."""
+    mask.fill()
+    mask.only()
+    return mask
 
 
 def _new_masks(rows: list[Row]) -> None:
     """Each row's mask from its constraint, filled for its first step (beside a prefill)."""
     for row in rows:
         try:
-            mask = row.constraint.new_mask()
-            mask.fill()
-            mask.only()
+            mask = _filled(row.constraint.new_mask())
         except Exception:  # noqa: BLE001, S112
             continue  # made again on the engine's thread, where its error fails the row
         row.mask = mask

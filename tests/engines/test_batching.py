@@ -474,7 +474,7 @@ def test_masks_are_made_beside_the_prefill_and_made_again_where_that_failed(
     def new_mask(self: CompiledConstraint) -> Any:  # fault injection, by schema and thread
         thread = threading.current_thread().name
         threads.append(thread)
-        if self.schema == reqs[1].schema and thread == "aau-statistics":
+        if self.schema == reqs[1].schema and thread == "aau-engine-helper":
             raise RuntimeError("injected: the helper could not make this mask")
         if self.schema == reqs[2].schema:
             raise RuntimeError("injected: this mask cannot be made")
@@ -487,5 +487,5 @@ def test_masks_are_made_beside_the_prefill_and_made_again_where_that_failed(
     assert results[1].text == reference[1].text  # made again on the engine's thread
     assert isinstance(results[2], Exception)
     assert "cannot be made" in str(results[2])
-    assert threads[0] == "aau-statistics"  # beside the prefill
+    assert threads[0] == "aau-engine-helper"  # beside the prefill
     assert threads.count("aau-engine") == 2  # the second row's retry, the third row's retry
