@@ -107,10 +107,16 @@ _TABLES: dict[str, dict[str, int | Decimal]] = {
         "नवासी": 89, "नब्बे": 90, "इक्यानबे": 91, "बानबे": 92, "तिरानबे": 93, "चौरानबे": 94,
         "पचानबे": 95, "छियानबे": 96, "सत्तानबे": 97, "अट्ठानबे": 98, "निन्यानबे": 99,
         "सौ": 100, "हज़ार": 1000, "हजार": 1000, "लाख": 10**5, "करोड़": 10**7, "करोड": 10**7,
-        "अरब": 10**9, "मिलियन": 10**6, "बिलियन": 10**9,
+        "अरब": 10**9, "खरब": 10**11, "मिलियन": 10**6, "बिलियन": 10**9,
         # one and a half, two and a half: "ढाई सौ" is 250, "डेढ़ लाख" 150,000
         "डेढ़": Decimal("1.5"), "डेढ": Decimal("1.5"), "ढाई": Decimal("2.5"),
     },
+}  # fmt: skip
+_PLUS = {
+    # Hindi's words before a number that add to it: "साढ़े तीन लाख" is 350,000, "सवा सौ" 125,
+    # "पौने दो" 1.75 (the number they add to is 1 when none follows: "सवा लाख").
+    "hi": {"साढ़े": Decimal("0.5"), "साढे": Decimal("0.5"), "सवा": Decimal("0.25"),
+           "पौने": Decimal("-0.25")},
 }  # fmt: skip
 _CONNECTORS = {"sv": {"och"}, "no": {"og"}, "tr": set(), "hi": set()}
 _WHOLE_WORDS = frozenset({"hi"})
@@ -140,12 +146,14 @@ def _text2num(text: str, language: str) -> Decimal | None:
 
 
 @lru_cache(maxsize=1 << 16)
-def _segmented(word: str, language: str) -> tuple[int | Decimal, ...] | None:
+def _segmented(word: str, language: str) -> tuple[int | Decimal | _Plus, ...] | None:
     """``_segment`` in ``language``'s table, remembered.
 
     A long text repeats its words, and every word of it is tried in every table language.
     """
     table = _TABLES[language]
+    if word in _PLUS.get(language, {}):
+        return (_Plus(_PLUS[language][word]),)
     if language in _WHOLE_WORDS:  # one table entry or none (no compounds)
         return (table[word],) if word in table else None
     pieces = _segment(word, table, _longest(language))
@@ -173,17 +181,33 @@ def _segment(
     return values
 
 
-def _combine(values: Iterable[int | Decimal]) -> Decimal | None:
+class _Plus(NamedTuple):
+    """A word that adds ``amount`` to the number after it (Hindi "साढ़े": a half more)."""
+
+    amount: Decimal
+
+
+def _combine(values: Iterable[int | Decimal | _Plus]) -> Decimal | None:
     total, current, seen = Decimal(0), Decimal(0), False
+    plus: Decimal | None = None
     for value in values:
+        if isinstance(value, _Plus):
+            plus = value.amount
+            continue
         seen = True
-        if value == 100:
-            current = (current or Decimal(1)) * 100
-        elif value >= 1000:
-            total += (current or Decimal(1)) * value
-            current = Decimal(0)
+        if value == 100 or value >= 1000:
+            base = current or Decimal(1)
+            if plus is not None:
+                base, plus = base + plus, None
+            if value == 100:
+                current = base * 100
+            else:
+                total += base * value
+                current = Decimal(0)
         else:
             current += value
+    if plus is not None and current:
+        current += plus
     return total + current if seen else None
 
 
@@ -227,7 +251,8 @@ def words_value(text: str, languages: Sequence[str] | None = None) -> Decimal | 
         if value is not None:
             return value
     words = text.split()
-    if _COMPOSED.intersection(_folded(word) for word in words):
+    folded = {_folded(word) for word in words}
+    if _COMPOSED.intersection(folded) or _WHOLE_AND_HALF.keys() & folded:
         hits = find_word_numbers(words, languages)
         if len(hits) == 1 and (hits[0].start, hits[0].end) == (0, len(words)):
             return None if hits[0].ordinal else hits[0].value
@@ -236,7 +261,7 @@ def words_value(text: str, languages: Sequence[str] | None = None) -> Decimal | 
 
 _COMPOSED = frozenset({"point", "half", "quarter", "quarters", "virgule", "komma", "coma",
                        "virgola", "vírgula", "medio", "mezzo", "meio", "halbe", "halve",
-                       "demi"})  # fmt: skip
+                       "demi", "demie"})  # fmt: skip
 """Words of a composition text2num reads in pieces only (``_scaled_hits``)."""
 
 
@@ -421,6 +446,17 @@ def _vague(hit: WordHit, words: Sequence[str]) -> bool:
 
 _SCALES = (10**3, 10**6, 10**9, 10**12)
 _HALF_BEFORE_SCALE = frozenset({"medio", "mezzo", "meio", "halbe", "halve", "half", "demi"})
+_WHOLE_AND_HALF = {
+    # German and Dutch write "one and a half" as one word: "anderthalb Millionen", "anderhalf
+    # miljoen", "dreieinhalb Milliarden".
+    "anderthalb": "1.5", "eineinhalb": "1.5", "zweieinhalb": "2.5", "dreieinhalb": "3.5",
+    "viereinhalb": "4.5", "fünfeinhalb": "5.5", "sechseinhalb": "6.5", "siebeneinhalb": "7.5",
+    "achteinhalb": "8.5", "neuneinhalb": "9.5", "zehneinhalb": "10.5", "anderhalf": "1.5",
+    "tweeënhalf": "2.5", "drieënhalf": "3.5", "viereneenhalf": "4.5", "vijfenhalf": "5.5",
+}  # fmt: skip
+_AND_A_HALF = {"fr": ("et", "demi"), "es": ("y", "medio"), "it": ("e", "mezzo"),
+               "pt": ("e", "meio")}  # fmt: skip
+"""After a scale word, half of it more: "un million et demi", "tres millones y medio"."""
 _FRACTIONS_OF = {
     # English fractions of a scale word: "half a million", "a quarter of a billion".
     ("half", "a"): Decimal("0.5"), ("a", "half"): Decimal("0.5"),
@@ -446,6 +482,18 @@ def _scaled_hits(hits: Sequence[WordHit], folded: Sequence[str], language: str) 
     for start, scale in scales.items():
         if start > 0 and folded[start - 1] in _HALF_BEFORE_SCALE:  # "medio millón", "halbe Million"
             out.append(WordHit(start - 1, scale.end, scale.value / 2, False))
+        if start > 0 and folded[start - 1] in _WHOLE_AND_HALF:  # "anderthalb Millionen"
+            value = Decimal(_WHOLE_AND_HALF[folded[start - 1]]) * scale.value
+            out.append(WordHit(start - 1, scale.end, value, False))
+    for index, word in enumerate(folded):  # "anderthalb Kilo": the word alone
+        if word in _WHOLE_AND_HALF and (index + 1) not in scales:
+            out.append(WordHit(index, index + 1, Decimal(_WHOLE_AND_HALF[word]), False))
+    tail = _AND_A_HALF.get(language)
+    if tail is not None:
+        for hit in hits:
+            last = _last_scale(hit, folded, language)
+            if last and tuple(folded[hit.end : hit.end + 2]) == tail:
+                out.append(WordHit(hit.start, hit.end + 2, hit.value + last / 2, False))
     if language != "en":
         return out
     for start, scale in scales.items():
@@ -460,6 +508,26 @@ def _scaled_hits(hits: Sequence[WordHit], folded: Sequence[str], language: str) 
                                        (whole.value + fraction) * scale.value, False))  # fmt: skip
                 out.append(WordHit(first, scale.end, value, False))
     return out
+
+
+def _last_scale(hit: WordHit, folded: Sequence[str], language: str) -> Decimal | None:
+    """The scale word ``hit`` ends with ("un million": 1e6), or None."""
+    return None if hit.ordinal else _word_scale(folded[hit.end - 1], language)
+
+
+@lru_cache(maxsize=4096)
+def _word_scale(word: str, language: str) -> Decimal | None:
+    """The value of ``word`` alone when it is a scale word of ``language`` ("millions": 1e6)."""
+    from text_to_num import find_numbers
+
+    try:
+        found = find_numbers([_Token(word)], language, 0)
+    except (ValueError, TypeError):
+        return None
+    if len(found) != 1 or found[0].is_ordinal:
+        return None
+    value = _decimal(found[0].value)
+    return value if value in _SCALES else None
 
 
 def _table_hits(folded: Sequence[str], language: str) -> list[WordHit]:

@@ -626,6 +626,20 @@ def _qualified_marker(text: str) -> tuple[str, str, int] | None:
     return None
 
 
+def _names_currency(marker: str, qualifier: str) -> bool:
+    """Whether the words before a generic marker name its currency whatever the locale.
+
+    "hong kong dollars", "american dollars", "dollari australiani" do; in "5 apples cost $3" or
+    "Room 12 costs $ 80" the words are a count's, the marker the next amount's (which read 5.03
+    and 12.80): there the locale, not the words, would decide which dollar.
+    """
+    return len({_resolve(marker, qualifier, locale, "") for locale in _CONTRAST_LOCALES}) == 1
+
+
+_CONTRAST_LOCALES = ("en_US", "en_CA", "en_AU", "es_MX", "en_GB", "fr_CH", "ja_JP")
+"""Locales that read the generic markers ($, dollars, pesos, pounds, francs, yen) apart."""
+
+
 def _minor_part(rest: str, *, words: bool = False) -> tuple[Decimal, int] | None:
     """Minor units after the major ones: "13銭", "と5セント", "e 45 cent", "com 50", " 50".
 
@@ -745,7 +759,7 @@ def _around(
 ) -> Money | None:
     before, after = text[: hit.start], text[hit.end :]
     amount = hit.value
-    glued = _GLUED_SCALE.match(after) if hit.scale == 1 else None
+    glued = (_GLUED_SCALE.match(after) or _SPACED_SCALE.match(after)) if hit.scale == 1 else None
     if glued is not None:  # "$1.5m", "£3bn", "1.5m dollars": next to a marker, m is a million
         amount *= _GLUED_SCALES[glued.group(1).casefold()]
         after = after[glued.end() :]
@@ -763,7 +777,7 @@ def _around(
         rest = right[length:]
     elif not separated:
         qualified = _qualified_marker(right)
-        if qualified is not None:
+        if qualified is not None and _names_currency(qualified[0], qualified[1]):
             marker, qualifier, length = qualified
             rest = right[length:]
     if marker is not None and before.strip() and before.strip() not in _SIGNS:
@@ -808,6 +822,8 @@ _GLUED_SCALES = {"m": Decimal(10**6), "mm": Decimal(10**6), "b": Decimal(10**9),
 _GLUED_SCALE = re.compile(r"(m|mm|bn?|tn)(?![^\W\d_])", re.IGNORECASE)
 """Scale letters written against an amount of money: the press's "$1.5m", "£3bn". Without a
 currency marker next to them, "5m" stays five metres (the quantity reader's)."""
+_SPACED_SCALE = re.compile(r" (MM)(?![^\W\d_])")
+"""Finance's million written apart from the amount, in capitals only ("US$ 5 MM")."""
 
 
 def _ends(rest: str) -> bool:
@@ -830,7 +846,8 @@ def _in_words(text: str, locale: str | None, context: str) -> Money | None:
     words = list(re.finditer(r"\S+", text))
     for index, word in enumerate(words):
         for count in range(min(4, len(words) - index), 0, -1):
-            piece = text[word.start() : words[index + count - 1].end()]
+            # French elides "de" into the marker: "un million d'euros"
+            piece = _ELISION.sub("", text[word.start() : words[index + count - 1].end()])
             if not currency_codes(piece) or not _written_as_marker(piece):
                 continue
             head = text[: word.start()].strip()
@@ -1041,7 +1058,8 @@ def _money_word(word: str) -> bool:
     """A word that may stand at either end of an amount: a marker, scale, minor unit, number."""
     folded = word.casefold()
     return bool(
-        currency_codes(word)
+        word == "MM"  # finance's million ("US$ 5 MM", ``_SPACED_SCALE``)
+        or currency_codes(word)
         or folded in _GENERIC_TAILS
         or key(word) in _MINOR
         or numbers.scale_value(word) is not None
@@ -1054,7 +1072,12 @@ def _splits_a_number(text: str, tokens: list[tuple[int, int]], high: int) -> boo
     if high + 1 >= len(tokens) or not text[tokens[high][0] : tokens[high][1]][-1:].isdigit():
         return False
     following = text[tokens[high + 1][0] : tokens[high + 1][1]]
-    return numbers.scale_value(following) is not None or is_currency_marker(following)
+    if numbers.scale_value(following) is not None or is_currency_marker(following):
+        return True
+    # A marker of several words: "20 dollars and 5 | hong kong dollars" (read 20.05).
+    words = text[tokens[high + 1][0] : tokens[min(len(tokens), high + 5) - 1][1]]
+    qualified = _qualified_marker(words)
+    return qualified is not None and _names_currency(qualified[0], qualified[1])
 
 
 _CLOSING = ".,;:!?)]}\"'»」 "

@@ -162,7 +162,8 @@ _EXTRA_SCALES = {
     "миллионов": 10**6, "миллиона": 10**6, "миллион": 10**6, "миллиардов": 10**9,
     "тис": 10**3, "тисяч": 10**3, "ribu": 10**3, "juta": 10**6, "triệu": 10**6,
     "nghìn": 10**3, "ngàn": 10**3, "tỷ": 10**9, "bin": 10**3, "milyon": 10**6,
-    "milyar": 10**9, "हजार": 10**3, "हज़ार": 10**3, "लाख": 10**5, "करोड़": 10**7,
+    "milyar": 10**9, "सौ": 100, "हजार": 10**3, "हज़ार": 10**3, "लाख": 10**5, "करोड़": 10**7,
+    "खरब": 10**11,
     "करोड": 10**7, "अरब": 10**9, "मिलियन": 10**6, "बिलियन": 10**9, "ट्रिलियन": 10**12,
     "만": 10**4, "억": 10**8, "조": 10**12, "천": 10**3,
 }  # fmt: skip
@@ -180,9 +181,10 @@ _WIDELY_WRITTEN = frozenset({
 or a currency ("km" is Catalan for 1e9, "kr" Balochi's, "min" Azerbaijani 1000)."""
 
 
-_WORDS_NOT_SCALES = frozenset({"bill"})
-"""CLDR abbreviations that are common words elsewhere: Norwegian "bill." (1e12) is English's
-"the $20 bill"."""
+_WORDS_NOT_SCALES = frozenset({"bill", "mm"})
+"""CLDR abbreviations that are common words or units elsewhere: Norwegian "bill." (1e12) is
+English's "the $20 bill", and Portuguese "mM" (1e9) folds to the millimetre's "mm" ("a 5 mm
+screw" was five billion). Finance's "MM" (a million) is read next to money only."""
 
 
 @cache
@@ -645,7 +647,12 @@ def find_numbers(
             start, end = first.start(), last.end()
             if hit.end - hit.start == 1 and end - start < 3 and not languages:
                 continue
-            spans.append(NumberSpan(start, end, text[start:end], _number(hit.value)))
+            value = hit.value
+            if not hit.ordinal:  # a scale word the word reader leaves out: "two trillion"
+                scale, scaled_end = _scale_after(folded, end, locale, letters=False)
+                if scale != 1:
+                    value, end = value * scale, scaled_end
+            spans.append(NumberSpan(start, end, text[start:end], _number(value)))
     spans.sort(key=lambda span: (span.start, -(span.end - span.start)))
     out: list[NumberSpan] = []
     for span in spans:

@@ -236,6 +236,21 @@ def test_lookups_are_fast_once_built() -> None:
         # the verb "won", the article "a", a bill and a weight are no currency or scale
         ("he won 50,000 danish kroner", [("50,000 danish kroner", 50000, "DKK")]),
         ("a $ 1.5 billion bond", [("$ 1.5 billion", 1_500_000_000, "USD")]),
+        # finance's million in capitals, glued or apart; millimetres are no scale
+        ("a US$ 5 MM loan, fees of USD 2MM", [("US$ 5 MM", 5_000_000, "USD"),
+                                              ("USD 2MM", 2_000_000, "USD")]),
+        ("a 5 mm screw costs $3", [("$3", 3, "USD")]),
+        # an amount in words with an elided marker, and a whole and a half
+        ("un million et demi d'euros, anderthalb Millionen Euro",
+         [("un million et demi d'euros", 1_500_000, "EUR"),
+          ("anderthalb Millionen Euro", 1_500_000, "EUR")]),
+        # a count before the next amount's marker is no qualifier of it (read 5.03, 12.80)
+        ("5 apples cost $3", [("$3", 3, "USD")]),
+        ("Order 12 items for $40; room 12 costs $ 80 per night",
+         [("$40", 40, "USD"), ("$ 80", 80, "USD")]),
+        # words that name the currency whatever the locale still qualify it
+        ("20 American dollars and 5 hong kong dollars", [("20 American dollars", 20, "USD"),
+                                                         ("5 hong kong dollars", 5, "HKD")]),
         ("the $ 20 bill", [("$ 20", 20, "USD")]),
         ("5 pounds of flour cost 3 pounds", [("3 pounds", 3, "GBP")]),
         # generic names with their country, and Swedish's plural

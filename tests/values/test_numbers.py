@@ -196,6 +196,41 @@ def test_find_numbers_with_scales_and_cjk() -> None:
     assert [s.value for s in found] == [1_500_000, 70_000, 7_000_000]
 
 
+def test_find_numbers_applies_a_scale_word_after_number_words() -> None:
+    # The word reader stops at "trillion"; the scale after it still counts ("two" was 2).
+    found = find_numbers("debts of two trillion; twenty-one trillion three hundred; three dozen")
+    assert [(s.text, s.value) for s in found] == [
+        ("two trillion", 2 * 10**12),
+        ("twenty-one trillion", 21 * 10**12),
+        ("three hundred", 300),
+        ("three dozen", 36),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("anderthalb Millionen", 1_500_000),
+        ("dreieinhalb Milliarden", 3_500_000_000),
+        ("anderhalf miljoen", 1_500_000),
+        ("un million et demi", 1_500_000),
+        ("tres millones y medio", 3_500_000),
+        ("dois milhões e meio", 2_500_000),
+        ("anderthalb", 1.5),
+    ],
+)
+def test_a_whole_and_a_half(text: str, expected: float) -> None:
+    assert [s.value for s in find_numbers(text)] == [expected]
+
+
+def test_millimetres_are_no_scale() -> None:
+    # Portuguese "mM" (1e9) folds to "mm": "a 5 mm screw" was five billion.
+    assert [(s.text, s.value) for s in find_numbers("a 5 mm screw, 10 MM")] == [
+        ("5", 5),
+        ("10", 10),
+    ]
+
+
 def test_find_numbers_empty() -> None:
     assert find_numbers("") == []
     assert find_numbers("no numbers here") == []
