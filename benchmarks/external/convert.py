@@ -4,7 +4,9 @@ Reads the spec files straight out of a git directory of ``microsoft/Recognizers-
 clone is enough) at one commit, turns every case whose expected value the text fully determines
 into the output of ``extract_price``, ``extract_date`` or ``extract_quantity``, splits the cases
 into a dev part and a test part by whole (language, source file) groups, and writes
-``cases.dev.jsonl`` and ``cases.test.jsonl`` next to this file. The rules are in README.md;
+``cases.dev.jsonl`` and ``cases.test.jsonl`` next to this file. It also writes
+``numbers.dev.jsonl``: the number specs' texts and values, for measuring how the values layer
+reads numbers (dev only: no unit's figure reads them). The rules are in README.md;
 every skipped case is counted by reason on stderr.
 
     python benchmarks/external/convert.py --git-dir /path/to/Recognizers-Text.git \
@@ -499,6 +501,50 @@ def capped(cases: list[Case], skipped: collections.Counter[str]) -> list[Case]:
     return sorted(kept, key=lambda c: (c.unit, c.language, c.source, c.index))
 
 
+# -- numbers (dev only) ---------------------------------------------------------------------
+
+NUMBER = "Specs/Number"
+NUMBER_LANGUAGES = {"English": "en", "German": "de", "French": "fr", "Spanish": "es",
+                    "Italian": "it", "Portuguese": "pt", "Dutch": "nl", "Swedish": "sv",
+                    "Turkish": "tr", "Hindi": "hi", "Chinese": "zh", "Japanese": "ja",
+                    "Korean": "ko"}  # fmt: skip
+"""The NumberModel languages the units' values layer claims, with their language codes."""
+
+
+def number_records(
+    git_dir: str, commit: str, test_texts: list[str], skipped: collections.Counter[str]
+) -> list[dict[str, Any]]:
+    """``NumberModel.json`` cases of every claimed language, for ``numbers.dev.jsonl``.
+
+    Each keeps the text and the values of its ``number`` results (all of them dev: the units'
+    figures never read these). A text with no result is left out (the spec leaves numbers
+    joined to a unit, "the 180ml liquid", out by design), and so is one that a test case holds
+    or that holds a test case: the specs reuse sentences across models.
+    """
+    tests = [normalized(text) for text in test_texts]
+    records: list[dict[str, Any]] = []
+    for language, code in NUMBER_LANGUAGES.items():
+        path = f"{NUMBER}/{language}/NumberModel.json"
+        for index, spec_case in enumerate(read_spec(git_dir, commit, path)):
+            try:
+                markers = markers_of(spec_case)
+                text = spec_case["Input"]
+                values = [number(r["Resolution"]["value"]) for r in spec_case.get("Results", [])
+                          if r.get("TypeName") == "number"]  # fmt: skip
+                if not values:
+                    raise Skip("number: no number result")
+                mine = normalized(text)
+                if any(mine in test or test in mine for test in tests if test):
+                    raise Skip("number: the text overlaps a test case")
+            except Skip as reason:
+                skipped[str(reason)] += 1
+                continue
+            records.append({"id": f"number/{language}/{index:04d}", "language": language,
+                            "code": code, "source": path, "text": text, "numbers": values,
+                            **({"markers": markers} if markers else {})})  # fmt: skip
+    return records
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--git-dir", required=True, help="git directory of Recognizers-Text")
@@ -519,6 +565,13 @@ def main(argv: list[str] | None = None) -> int:
             (json.loads(line)["unit"], json.loads(line)["kind"]) for line in lines
         )
         print(f"{part}: {len(lines)} cases {dict(sorted(counts.items()))}", file=sys.stderr)
+    test_texts = [json.loads(line)["text"] for line in
+                  (args.out / "cases.test.jsonl").read_text(encoding="utf-8").splitlines()]  # fmt: skip
+    numbers = number_records(args.git_dir, commit, test_texts, skipped)
+    (args.out / "numbers.dev.jsonl").write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in numbers), encoding="utf-8"
+    )
+    print(f"numbers (dev): {len(numbers)} texts", file=sys.stderr)
     for key in sorted({k for k in parts}):
         print(f"  {parts[key]:4}  {key}", file=sys.stderr)
     print(f"commit {commit}", file=sys.stderr)
