@@ -223,7 +223,7 @@ def _folded(word: str) -> str:
 
 
 def _table_value(text: str, language: str) -> Decimal | None:
-    values: list[int | Decimal] = []
+    values: list[int | Decimal | _Plus] = []
     for word in re.split(r"[\s\-]+", _folded(text)):
         if not word or word in _CONNECTORS[language]:
             continue
