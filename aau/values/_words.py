@@ -491,7 +491,7 @@ def _scaled_hits(hits: Sequence[WordHit], folded: Sequence[str], language: str) 
     tail = _AND_A_HALF.get(language)
     if tail is not None:
         for hit in hits:
-            last = _last_scale(hit, folded, language)
+            last = _last_scale(hit)
             if last and tuple(folded[hit.end : hit.end + 2]) == tail:
                 out.append(WordHit(hit.start, hit.end + 2, hit.value + last / 2, False))
     if language != "en":
@@ -510,24 +510,16 @@ def _scaled_hits(hits: Sequence[WordHit], folded: Sequence[str], language: str) 
     return out
 
 
-def _last_scale(hit: WordHit, folded: Sequence[str], language: str) -> Decimal | None:
-    """The scale word ``hit`` ends with ("un million": 1e6), or None."""
-    return None if hit.ordinal else _word_scale(folded[hit.end - 1], language)
+def _last_scale(hit: WordHit) -> Decimal | None:
+    """The scale word ``hit`` ends with ("un million": 1e6, "deux millions trois cent mille": 1e3).
 
-
-@lru_cache(maxsize=4096)
-def _word_scale(word: str, language: str) -> Decimal | None:
-    """The value of ``word`` alone when it is a scale word of ``language`` ("millions": 1e6)."""
-    from text_to_num import find_numbers
-
-    try:
-        found = find_numbers([_Token(word)], language, 0)
-    except (ValueError, TypeError):
+    Number words whose value a scale divides end with that scale's word; text2num does not
+    read some plurals alone ("milioni"), so the value tells.
+    """
+    if hit.ordinal:
         return None
-    if len(found) != 1 or found[0].is_ordinal:
-        return None
-    value = _decimal(found[0].value)
-    return value if value in _SCALES else None
+    return next((Decimal(scale) for scale in reversed(_SCALES)
+                 if hit.value >= scale and hit.value % scale == 0), None)  # fmt: skip
 
 
 def _table_hits(folded: Sequence[str], language: str) -> list[WordHit]:

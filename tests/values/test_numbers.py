@@ -216,6 +216,7 @@ def test_find_numbers_applies_a_scale_word_after_number_words() -> None:
         ("un million et demi", 1_500_000),
         ("tres millones y medio", 3_500_000),
         ("dois milhões e meio", 2_500_000),
+        ("due milioni e mezzo", 2_500_000),
         ("anderthalb", 1.5),
     ],
 )
