@@ -457,6 +457,10 @@ _WHOLE_AND_HALF = {
 _AND_A_HALF = {"fr": ("et", "demi"), "es": ("y", "medio"), "it": ("e", "mezzo"),
                "pt": ("e", "meio")}  # fmt: skip
 """After a scale word, half of it more: "un million et demi", "tres millones y medio"."""
+_AND_FRACTION = {("and", "a", "half"): Decimal("0.5"), ("and", "one", "half"): Decimal("0.5"),
+                 ("and", "a", "quarter"): Decimal("0.25"),
+                 ("and", "three", "quarters"): Decimal("0.75")}  # fmt: skip
+"""English fractions after a whole number: "one and a half" is 1.5."""
 _FRACTIONS_OF = {
     # English fractions of a scale word: "half a million", "a quarter of a billion".
     ("half", "a"): Decimal("0.5"), ("a", "half"): Decimal("0.5"),
@@ -477,7 +481,9 @@ def _scaled_hits(hits: Sequence[WordHit], folded: Sequence[str], language: str) 
     out: list[WordHit] = []
     for hit in hits:
         scale = scales.get(hit.end)
-        if scale is not None and hit.value != hit.value.to_integral_value():
+        # (not "five and a quarter": its fraction is no decimal, and "miles" is Spanish 1000)
+        if (scale is not None and hit.value != hit.value.to_integral_value()
+                and tuple(folded[hit.end - 3 : hit.end]) not in _AND_FRACTION):  # fmt: skip
             out.append(WordHit(hit.start, scale.end, hit.value * scale.value, False))
     for start, scale in scales.items():
         if start > 0 and folded[start - 1] in _HALF_BEFORE_SCALE:  # "medio millón", "halbe Million"
@@ -496,6 +502,11 @@ def _scaled_hits(hits: Sequence[WordHit], folded: Sequence[str], language: str) 
                 out.append(WordHit(hit.start, hit.end + 2, hit.value + last / 2, False))
     if language != "en":
         return out
+    for hit in hits:  # "one and a half kilos", "two and three quarters hours"
+        tail_words = tuple(folded[hit.end : hit.end + 3])
+        if not hit.ordinal and tail_words in _AND_FRACTION:
+            out.append(WordHit(hit.start, hit.end + 3, hit.value + _AND_FRACTION[tail_words],
+                               False))  # fmt: skip
     for start, scale in scales.items():
         for phrase, fraction in _FRACTIONS_OF.items():
             first = start - len(phrase)

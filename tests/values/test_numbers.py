@@ -217,6 +217,8 @@ def test_find_numbers_applies_a_scale_word_after_number_words() -> None:
         ("tres millones y medio", 3_500_000),
         ("dois milhões e meio", 2_500_000),
         ("due milioni e mezzo", 2_500_000),
+        ("one and a half", 1.5),
+        ("five and a quarter", 5.25),
         ("anderthalb", 1.5),
     ],
 )

@@ -183,6 +183,10 @@ def test_find_quantities() -> None:
     [
         ("I want half a kilo of apples", ("half a kilo", 0.5, "kg")),
         ("ein halbes Kilo Mehl", ("ein halbes Kilo", 0.5, "kg")),
+        # a whole and a fraction (each was the fraction alone, 0.5 kg and 0.5 h)
+        ("one and a half kilos of flour", ("one and a half kilos", 1.5, "kg")),
+        ("it took two and three quarters hours", ("two and three quarters hours", 2.75, "h")),
+        ("anderthalb Kilo Mehl", ("anderthalb Kilo", 1.5, "kg")),
         ("Mezzo chilo di farina", ("Mezzo chilo", 0.5, "kg")),
         ("आधा किलो चीनी", ("आधा किलो", 0.5, "kg")),
         ("three dozen eggs", ("three dozen", 36, "piece")),
