@@ -626,18 +626,16 @@ def _qualified_marker(text: str) -> tuple[str, str, int] | None:
     return None
 
 
+@lru_cache(maxsize=1 << 14)  # asked of every window that ends at a number
 def _names_currency(marker: str, qualifier: str) -> bool:
-    """Whether the words before a generic marker name its currency whatever the locale.
+    """Whether the words before a generic marker name its currency (whatever the locale).
 
     "hong kong dollars", "american dollars", "dollari australiani" do; in "5 apples cost $3" or
     "Room 12 costs $ 80" the words are a count's, the marker the next amount's (which read 5.03
-    and 12.80): there the locale, not the words, would decide which dollar.
+    and 12.80): there only the locale or a default would say which dollar.
     """
-    return len({_resolve(marker, qualifier, locale, "") for locale in _CONTRAST_LOCALES}) == 1
-
-
-_CONTRAST_LOCALES = ("en_US", "en_CA", "en_AU", "es_MX", "en_GB", "fr_CH", "ja_JP")
-"""Locales that read the generic markers ($, dollars, pesos, pounds, francs, yen) apart."""
+    candidates = currency_codes(marker)
+    return len(candidates) == 1 or _from_context(candidates, qualifier) is not None
 
 
 def _minor_part(rest: str, *, words: bool = False) -> tuple[Decimal, int] | None:
