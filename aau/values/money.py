@@ -601,9 +601,10 @@ _GENERIC_TAILS = ("ドル", "dollar", "dollars", "元", "$", "ポンド", "フ�
 
 
 def _qualified_marker(text: str) -> tuple[str, str, int] | None:
-    """A generic marker with a qualifier in front ("ニュー台湾ドル").
+    """A generic marker with a qualifier in front that names its currency ("ニュー台湾ドル").
 
-    Returns (marker, qualifier, characters used).
+    Returns (marker, qualifier, characters used). Words that do not name the currency are no
+    qualifier (``_names_currency``): "5 apples cost $3" holds none.
     """
     stripped = text.strip()
     # Casefolding maps character by character: a tail no longer piece holds, no shorter does.
@@ -622,6 +623,8 @@ def _qualified_marker(text: str) -> tuple[str, str, int] | None:
                 and not any(c.isdigit() for c in qualifier)
             ):
                 offset = len(text) - len(text.lstrip())
+                if not _names_currency(generic, qualifier):
+                    return None
                 return generic, qualifier, offset + size
     return None
 
@@ -775,7 +778,7 @@ def _around(
         rest = right[length:]
     elif not separated:
         qualified = _qualified_marker(right)
-        if qualified is not None and _names_currency(qualified[0], qualified[1]):
+        if qualified is not None:
             marker, qualifier, length = qualified
             rest = right[length:]
     if marker is not None and before.strip() and before.strip() not in _SIGNS:
@@ -1074,8 +1077,7 @@ def _splits_a_number(text: str, tokens: list[tuple[int, int]], high: int) -> boo
         return True
     # A marker of several words: "20 dollars and 5 | hong kong dollars" (read 20.05).
     words = text[tokens[high + 1][0] : tokens[min(len(tokens), high + 5) - 1][1]]
-    qualified = _qualified_marker(words)
-    return qualified is not None and _names_currency(qualified[0], qualified[1])
+    return _qualified_marker(words) is not None
 
 
 _CLOSING = ".,;:!?)]}\"'»」 "
