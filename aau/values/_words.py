@@ -407,7 +407,8 @@ def find_word_numbers(words: Sequence[str], languages: Sequence[str] | None) -> 
     tokens = [_Token(word) for word in words]
     folded = [_folded(word) for word in words]
     hits: list[WordHit] = []
-    for language in _language_order(languages):
+    order = _language_order(languages)
+    for language in order:
         if language in _TABLES:
             hits.extend(_table_hits(folded, language))
             continue
@@ -419,6 +420,11 @@ def find_word_numbers(words: Sequence[str], languages: Sequence[str] | None) -> 
             hits.append(WordHit(occurrence.start, occurrence.end, _decimal(occurrence.value),
                                 bool(occurrence.is_ordinal)))  # fmt: skip
         hits.extend(_scaled_hits(hits, folded, language))
+    if any(language not in _TABLES for language in order):
+        # "anderthalb Kilo": the word alone, looked for once (before a scale word,
+        # ``_scaled_hits`` reads both, and the longer hit is chosen below)
+        hits.extend(WordHit(index, index + 1, Decimal(_WHOLE_AND_HALF[word]), False)
+                    for index, word in enumerate(folded) if word in _WHOLE_AND_HALF)  # fmt: skip
     # "hundreds of people", "Millionen Euro": a plural scale word alone counts no number.
     hits = [h for h in hits if not _vague(h, words)]
     hits.sort(key=lambda hit: (hit.start, -(hit.end - hit.start)))
@@ -491,9 +497,6 @@ def _scaled_hits(hits: Sequence[WordHit], folded: Sequence[str], language: str) 
         if start > 0 and folded[start - 1] in _WHOLE_AND_HALF:  # "anderthalb Millionen"
             value = Decimal(_WHOLE_AND_HALF[folded[start - 1]]) * scale.value
             out.append(WordHit(start - 1, scale.end, value, False))
-    for index, word in enumerate(folded):  # "anderthalb Kilo": the word alone
-        if word in _WHOLE_AND_HALF and (index + 1) not in scales:
-            out.append(WordHit(index, index + 1, Decimal(_WHOLE_AND_HALF[word]), False))
     tail = _AND_A_HALF.get(language)
     if tail is not None:
         for hit in hits:
