@@ -132,6 +132,11 @@ class Row:
     done: bool = False  # finished; its slot is dropped at the next compaction
     announced: bool = False  # the caller was told its first forward started
 
+    @property
+    def mask_owed(self) -> bool:
+        """Whether the row is constrained and its mask not made yet (it is made at prefill)."""
+        return self.mask is None and self.constraint is not None
+
     def result(self, finish: str, text: str) -> Generation:
         """The finished generation."""
         now = time.perf_counter()
@@ -503,7 +508,7 @@ class DecodeBatch:
         Each mask is also filled for the row's first step. One the helper could not make is
         left None, for the engine to make on its own thread (where its error fails the row).
         """
-        wanted = [row for row in rows if row.mask is None and row.constraint is not None]
+        wanted = [row for row in rows if row.mask_owed]
         if not wanted:
             return forward()
         self._helper.start(_new_masks, wanted)

@@ -595,7 +595,7 @@ class TransformersEngine:
         ``cache`` (the prompt's KV alone) goes to the prefix cache; None when it keeps none.
         """
         row, tokens = prep.row, prep.tokens
-        if row.mask is None and row.constraint is not None:  # not made beside the prefill
+        if row.mask_owed:  # not made beside the prefill
             row.mask = row.constraint.new_mask()
         row.model_ms = model_ms
         row.prefill_ms = (time.perf_counter() - row.started) * 1000
