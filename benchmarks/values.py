@@ -23,6 +23,9 @@ in the text's language, finds a number of that value. Recognizers-Text labels fr
 words, exponents and scale letters of its own ("10G"), so 1.0 is not the aim; the share shows
 which forms of the units' languages the layer misses.
 
+Last, the shop prices of ``benchmarks/external/prices.dev.jsonl`` (price-parser's labelled
+strings): a price is read when ``find_money`` finds its amount with the currency as written.
+
     python benchmarks/values.py            # dev part
     python benchmarks/values.py --misses   # also list the spans and numbers the layer misses
 """
@@ -47,6 +50,7 @@ from aau.fallbacks import normalize  # noqa: E402
 
 DEV = REPO / "benchmarks" / "external" / "cases.dev.jsonl"
 NUMBERS = REPO / "benchmarks" / "external" / "numbers.dev.jsonl"
+PRICES = REPO / "benchmarks" / "external" / "prices.dev.jsonl"
 UNITS = ("extract_price", "extract_date", "extract_quantity")
 
 
@@ -135,6 +139,7 @@ def main() -> None:
         print("misses of the values layer:")
         print("\n".join(misses))
     summary["numbers_read"] = read_numbers(args.misses)
+    summary.update(read_prices(args.misses))
     print(json.dumps(summary))
 
 
@@ -163,6 +168,37 @@ def read_numbers(show_misses: bool) -> float:
         print("numbers the values layer misses:")
         print("\n".join(misses))
     return round(share, 3)
+
+
+def read_prices(show_misses: bool) -> dict[str, float]:
+    """Of price-parser's labelled shop prices, the share ``find_money`` reads, and its false finds.
+
+    A price is read when one amount ``find_money`` finds has the labelled value and its span
+    holds the currency as written; a string labelled with no price is right when nothing is
+    found.
+    """
+    records = [json.loads(line) for line in PRICES.read_text(encoding="utf-8").splitlines()]
+    priced = [r for r in records if r["amount"] is not None]
+    read, false_finds, misses = 0, 0, []
+    for record in records:
+        found = values.find_money(record["text"])
+        if record["amount"] is None:
+            false_finds += bool(found)
+            continue
+        if any(close(m.amount, record["amount"]) and record["currency_as_written"] in m.text
+               for m in found):  # fmt: skip
+            read += 1
+        else:
+            shown = [(m.text, float(m.amount), m.currency) for m in found]
+            misses.append(f"  {record['text']!r}: {record['amount']} -> {shown}")
+    share = read / len(priced)
+    empty = len(records) - len(priced)
+    print(f"prices.dev.jsonl ({len(records)} shop prices): read {share:.3f} of {len(priced)}, "
+          f"found a price in {false_finds} of {empty} without one")  # fmt: skip
+    if show_misses:
+        print("prices the values layer misses:")
+        print("\n".join(misses))
+    return {"prices_read": round(share, 3), "prices_false_finds": false_finds}
 
 
 if __name__ == "__main__":
