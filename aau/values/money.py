@@ -760,6 +760,9 @@ def _around(
 ) -> Money | None:
     before, after = text[: hit.start], text[hit.end :]
     amount = hit.value
+    after = _NO_MINOR.sub("", after, count=1)  # "50,- Kč", "1.198,- Kr": no minor units
+    if before.endswith(":"):
+        before = before[:-1]  # "US$:12.99"
     glued = (_GLUED_SCALE.match(after) or _SPACED_SCALE.match(after)) if hit.scale == 1 else None
     if glued is not None:  # "$1.5m", "£3bn", "1.5m dollars": next to a marker, m is a million
         amount *= _GLUED_SCALES[glued.group(1).casefold()]
@@ -781,8 +784,15 @@ def _around(
         if qualified is not None:
             marker, qualifier, length = qualified
             rest = right[length:]
+    twice: frozenset[str] = frozenset()
     if marker is not None and before.strip() and before.strip() not in _SIGNS:
-        return None  # words before the amount: not one written amount
+        # "£94.50 GBP", "SGD4.90 $": a symbol and the code it stands for, on both sides
+        # of one amount ("$ 5 $ 6" is two amounts)
+        pair = {before.strip(), marker}
+        if any(_ISO_CODE.fullmatch(m) for m in pair) and len({key(m) for m in pair}) == 2:
+            twice = currency_codes(before.strip()) & currency_codes(marker)
+        if not twice:
+            return None  # words before the amount: not one written amount
     if marker is None:
         found = _find_marker(before, prefix=False)
         if found is None:
@@ -793,14 +803,18 @@ def _around(
         rest = after
         if before[: len(before.rstrip()) - found[1]].strip():
             return None  # words before the marker: not one written amount
+    if twice and any(c.isdigit() for c in rest):
+        return None  # "$ 5 $ 6": the second marker is the next amount's
     scale, scale_end = numbers._scale_after(rest, 0, locale, True)  # noqa: SLF001
     if scale != 1 and hit.scale == 1:
         amount *= scale  # "75 usd milhões"
         rest = rest[scale_end:]
-    minor = _minor_part(rest)
+    # an amount with decimals has its minor units already: "EUR29.66 and 3 100р." is two
+    minor = _minor_part(rest) if amount % 1 == 0 else None
     if minor is not None:
         amount += minor[0]
         rest = rest[minor[1] :]
+    rest = _PER_OR_NOTE.sub("", rest, count=1)  # "$15.95/mo", "$426.20/EA", "$575.00*"
     if not _ends(rest):
         trailing = rest.split()
         if (
@@ -814,7 +828,7 @@ def _around(
         if _resolve(marker, widened, locale, "") == _resolve(marker, qualifier, locale, ""):
             return None  # the words after say nothing of the currency: not part of the amount
         qualifier = widened
-    code = _resolve(marker, qualifier, locale, context)
+    code = next(iter(twice)) if len(twice) == 1 else _resolve(marker, qualifier, locale, context)
     return Money(numbers._number(amount), code)  # noqa: SLF001
 
 
@@ -825,6 +839,13 @@ _GLUED_SCALE = re.compile(r"(m|mm|bn?|tn)(?![^\W\d_])", re.IGNORECASE)
 currency marker next to them, "5m" stays five metres (the quantity reader's)."""
 _SPACED_SCALE = re.compile(r" (MM)(?![^\W\d_])")
 """Finance's million written apart from the amount, in capitals only ("US$ 5 MM")."""
+
+
+_ISO_CODE = re.compile(r"[A-Z]{3}")
+_NO_MINOR = re.compile(r"^[.,][-–—]{1,2}(?![\d-])")
+"""A comma and a dash after a whole amount say "no minor units" ("50,- Kč", "1.198,- Kr")."""
+_PER_OR_NOTE = re.compile(r"^\s*(?:/\s*[^\W\d_]{1,8}\.?|\*{1,3})(?=[\s.,;:!?)\]}]|$)")
+"""What a price may carry after it: a unit it is per ("/mo", "/EA") or a footnote's star."""
 
 
 def _ends(rest: str) -> bool:
@@ -953,6 +974,8 @@ def _weight(span: MoneySpan, text: str) -> bool:
 
 
 _WORD = re.compile(r"\S+")
+_DIGIT_EDGES = re.compile(r"^[\d.,]+|[\d.,]+$")
+_APOSTROPHES = {"'", "’"}
 _ELISION = re.compile(r"^[dl]['’]", re.IGNORECASE)
 
 
@@ -961,6 +984,15 @@ def _marker_near(text: str, tokens: list[tuple[int, int]], first: int, last: int
     low, high = max(0, first - _TOKENS_BEFORE), min(len(tokens), last + _TOKENS_AFTER + 1)
     # "500-dollar": the marker after a hyphen counts as a token of its own
     pieces = [text[a:b].rsplit("-", 1)[-1] for a, b in tokens[low:high]]
+    for piece in pieces:  # "RM50", "469.00zł", "R273": a marker written against digits
+        glued = _DIGIT_EDGES.sub("", piece).strip('.,;:!?()[]"')
+        # one Latin letter against digits is mostly a code or a unit ("3D", "5G", "12V"), rand
+        # before the digits aside ("R273"); "100р." is rubles
+        if glued[:1] in _APOSTROPHES:
+            continue  # Turkish case endings: "2016'da", "17'den"
+        if glued != piece and (len(glued) > 1 or not glued.isascii() or piece.startswith("R")):
+            if currency_codes(glued):
+                return True
     for index, piece in enumerate(pieces):
         if any(unicodedata.category(c) == "Sc" for c in piece):
             return True

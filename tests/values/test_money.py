@@ -273,6 +273,19 @@ def test_lookups_are_fast_once_built() -> None:
          [("EUR 1,250.00", 1250, "EUR")]),
         ("Millionen Euro flossen ab, davon 3 Millionen Euro an",
          [("3 Millionen Euro", 3_000_000, "EUR")]),
+        # shop prices (price-parser's labelled strings): a marker written against the digits
+        ("RM50, Rs1,599.00, R273.00, 469.00zł, EUR29.66 and 3 100р.",
+         [("RM50", 50, "MYR"), ("Rs1,599.00", 1599, "INR"), ("R273.00", 273, "ZAR"),
+          ("469.00zł", 469, "PLN"), ("EUR29.66", 29.66, "EUR"), ("3 100р", 3100, "RUB")]),
+        # ... but not a letter that is a code or a unit, nor a Turkish case ending
+        ("A4 paper, a 3D print, 5G, 12V, 24703L202; 15 Haziran 2016'da, 17'den", []),
+        # a price per unit, a footnote, no minor units, a colon, the currency twice
+        ("Price: $15.95/mo, $426.20/EA, $575.00*",
+         [("$15.95/mo", 15.95, "USD"), ("$426.20/EA", 426.2, "USD"), ("$575.00*", 575, "USD")]),
+        ("50,- Kč or US$:12.99", [("50,- Kč", 50, "CZK"), ("US$:12.99", 12.99, "USD")]),
+        ("£94.50 GBP, $1,190.00 AUD, SGD4.90 $",
+         [("£94.50 GBP", 94.5, "GBP"), ("$1,190.00 AUD", 1190, "AUD"),
+          ("SGD4.90 $", 4.9, "SGD")]),
     ],
 )  # fmt: skip
 def test_find_money_reads_each_amount_with_its_marker(
