@@ -428,7 +428,40 @@ def _read_literal(
         value, end = _fraction_and_exponent(text, token, resolved, end)
         scale, end = _scale_after(text, end, locale, letters)
         value *= scale
+        if scale > 1:
+            value, end = _scale_chain(text, value, scale, end, locale, letters)
     return _Hit(sign_start, end, -value if negative else value, scale)
+
+
+_CHAIN_PART = re.compile(r"[ \u00a0]+(?:(?:and|und|et|y|e|और|или)[ \u00a0]+)?(\d{1,3})(?![\d.,]\d)")
+
+
+def _scale_chain(
+    text: str, value: Decimal, scale: Decimal, end: int, locale: str | None, letters: bool
+) -> tuple[Decimal, int]:
+    """Digits with smaller scales after a scaled number ("2 लाख 50 हज़ार" is 250,000).
+
+    "4 thousand 3 hundred and 21" is 4,321: each part's scale is below the last one's, and
+    its value too; "5 million 20 people" stays two numbers.
+    """
+    smallest = scale
+    for _ in range(3):
+        part = _CHAIN_PART.match(text, end)
+        if part is None:
+            break
+        next_scale, next_end = _scale_after(text, part.end(), locale, letters)
+        amount = Decimal(part.group(1)) * next_scale
+        if next_scale <= 1 or next_scale >= smallest or amount >= smallest:
+            break
+        value, end, smallest = value + amount, next_end, next_scale
+    if smallest == 100:  # "3 hundred and 21"
+        tail = _HUNDRED_AND.match(text, end)
+        if tail is not None:
+            value, end = value + Decimal(tail.group(1)), tail.end()
+    return value, end
+
+
+_HUNDRED_AND = re.compile(r"[ \u00a0]+and[ \u00a0]+(\d{1,2})(?![\d.,]?\d)")
 
 
 def _fraction_and_exponent(text: str, token: str, value: Decimal, end: int) -> tuple[Decimal, int]:

@@ -207,6 +207,22 @@ def test_find_numbers_applies_a_scale_word_after_number_words() -> None:
     ]
 
 
+def test_find_numbers_reads_digits_with_falling_scales_as_one_number() -> None:
+    found = find_numbers(
+        "2 लाख 50 हज़ार; 3 crore 20 lakh; 4 thousand 3 hundred and 21; 5 million 20 people; "
+        "2 million 3 million"
+    )
+    assert [(s.text, s.value) for s in found] == [
+        ("2 लाख 50 हज़ार", 250_000),
+        ("3 crore 20 lakh", 32_000_000),
+        ("4 thousand 3 hundred and 21", 4_321),
+        ("5 million", 5_000_000),
+        ("20", 20),
+        ("2 million", 2_000_000),
+        ("3 million", 3_000_000),
+    ]
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
