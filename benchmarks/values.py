@@ -173,9 +173,9 @@ def read_numbers(show_misses: bool) -> float:
 def read_prices(show_misses: bool) -> dict[str, float]:
     """Of price-parser's labelled shop prices, the share ``find_money`` reads, and its false finds.
 
-    A price is read when one amount ``find_money`` finds has the labelled value and its span
-    holds the currency as written; a string labelled with no price is right when nothing is
-    found.
+    A price is read when one amount ``find_money`` finds has the labelled value and its span,
+    or the words just before it ("AU $59.95"), hold the currency as written (a closing dot
+    aside: "руб."); a string labelled with no price is right when nothing is found.
     """
     records = [json.loads(line) for line in PRICES.read_text(encoding="utf-8").splitlines()]
     priced = [r for r in records if r["amount"] is not None]
@@ -185,7 +185,9 @@ def read_prices(show_misses: bool) -> dict[str, float]:
         if record["amount"] is None:
             false_finds += bool(found)
             continue
-        if any(close(m.amount, record["amount"]) and record["currency_as_written"] in m.text
+        marker = record["currency_as_written"].rstrip(".")
+        if any(close(m.amount, record["amount"])
+               and marker in record["text"][max(0, m.start - len(marker) - 1) : m.end]
                for m in found):  # fmt: skip
             read += 1
         else:
