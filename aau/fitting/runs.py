@@ -11,11 +11,12 @@ Spanish texts. OCR noise is added here: a seeded share of the texts is rendered 
 scans are run as texts of their own, judged against the gold output of the clean text.
 
 The project's own texts are all the calibrator would know of the world, and they are easy: a
-calibrator fitted on them alone says 0.99 on text unlike them. ``runs: external`` names labelled
-texts nobody here wrote (the dev part of ``benchmarks/external``, one JSON object per line with
-``unit``, ``kind``, ``text``, ``expected``, ``language`` and ``source``); their texts with one
-value or none run like the unit's own, with the expected output as gold, and each record keeps
-its source group (language and spec file), so that the validation split holds out whole groups.
+calibrator fitted on them alone says 0.99 on text unlike them. ``runs: external`` names one or
+more files of labelled texts nobody here wrote (the dev parts of ``benchmarks/external``, one
+JSON object per line with ``unit``, ``kind``, ``text``, ``expected``, ``language`` and
+``source``); their texts with one value or none run like the unit's own, with the expected
+output as gold, and each record keeps its source group (language and source file), so that
+the validation split holds out whole groups.
 
 Every path runs on every text, not only until one is accepted, so each path's signals are known
 everywhere: the model through the engine directly (the unit's prompt, bounded schema and token
@@ -93,7 +94,7 @@ __all__ = [
     "check_answer",
     "engine_kind",
     "external_cases",
-    "external_path",
+    "external_paths",
     "is_correct",
     "is_current",
     "load_config",
@@ -135,29 +136,27 @@ def load_config(path: Path) -> dict[str, Any]:
     return config
 
 
-def external_path(config: Mapping[str, Any]) -> Path | None:
-    """The external labelled texts the runs also use (``runs: external``), or None."""
-    external = config["runs"].get("external")
-    if not external:
-        return None
-    return Path(config.get("folder", ".")) / external
+def external_paths(config: Mapping[str, Any]) -> list[Path]:
+    """The files of external labelled texts the runs also use (``runs: external``, one or more)."""
+    external = config["runs"].get("external") or []
+    names = [external] if isinstance(external, str) else list(external)
+    return [Path(config.get("folder", ".")) / name for name in names]
 
 
 def external_cases(config: Mapping[str, Any], unit_name: str) -> list[dict[str, Any]]:
     """The external labelled texts of ``unit_name`` whose expected output is one value or none.
 
-    A text with several acceptable answers has no one gold output, so it is left out.
+    A text with several acceptable answers (or, ``unlabelled``, none known) has no one gold
+    output, so it is left out.
     """
-    path = external_path(config)
-    if path is None:
-        return []
     cases = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        case = json.loads(line)
-        if case.get("unit") == unit_name and case.get("kind") in ("single", "none"):
-            cases.append(case)
+    for path in external_paths(config):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if not line.strip():
+                continue
+            case = json.loads(line)
+            if case.get("unit") == unit_name and case.get("kind") in ("single", "none"):
+                cases.append(case)
     return cases
 
 

@@ -41,6 +41,34 @@ CASES = [
 ]  # fmt: skip
 
 
+def test_several_files_of_external_texts_are_read_and_unlabelled_texts_left_out(
+    tmp_path: Path,
+) -> None:
+    _config(tmp_path, CASES)
+    shop = {
+        "id": "pp/0",
+        "unit": "extract_quantity",
+        "kind": "single",
+        "language": "various",
+        "source": "suite#A",
+        "text": "7 km",
+        "expected": {"value": 7, "unit": "km"},
+    }
+    unlabelled = dict(shop, id="pp/1", kind="unlabelled", expected=None)
+    (tmp_path / "more.jsonl").write_text(
+        "".join(json.dumps(line) + "\n" for line in (shop, unlabelled)), encoding="utf-8"
+    )
+    (tmp_path / "config.yaml").write_text(
+        "runs: {units: [extract_quantity], seed: 1, ocr_share: 0.0, noise: [0.1, 0.2],\n"
+        "       crf_folds: 2, chunk: 4, threads: 1, external: [cases.jsonl, more.jsonl]}\n",
+        encoding="utf-8",
+    )  # fmt: skip
+    config = load_config(tmp_path / "config.yaml")
+    assert [c["id"] for c in external_cases(config, "extract_quantity")] == [
+        "q/Dutch/0", "q/Dutch/2", "pp/0",
+    ]  # fmt: skip
+
+
 def test_the_units_external_texts_with_one_gold_output_run_as_cases(tmp_path: Path) -> None:
     config = _config(tmp_path, CASES)
     assert [c["id"] for c in external_cases(config, "extract_quantity")] == [
@@ -80,4 +108,6 @@ def test_external_texts_are_held_out_by_whole_group_own_texts_one_by_one() -> No
 
 def test_the_shipped_config_names_only_the_dev_part() -> None:
     config = load_config(REPO / "calibration" / "config.yaml")
-    assert config["runs"]["external"].endswith("cases.dev.jsonl")
+    external = config["runs"]["external"]
+    assert "../benchmarks/external/cases.dev.jsonl" in external
+    assert all(Path(name).name.endswith(".dev.jsonl") for name in external)  # never the test part
