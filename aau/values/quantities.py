@@ -25,6 +25,7 @@ from __future__ import annotations
 import bisect
 import re
 import sys
+import unicodedata
 from collections.abc import Mapping
 from decimal import Decimal
 from functools import cache
@@ -883,6 +884,10 @@ def find_quantities(text: str) -> list[QuantitySpan]:
         value, unit, start, end = found
         if unit in _RATIOS:
             continue  # "25%" is a share of something, not an amount of anything
+        if _money_before(prepared, number.start):
+            continue  # "€10M", "$2.174T": an amount of money, not ten minutes or teslas
+        if unit == "s" and _DECADE.fullmatch(prepared, max(0, number.start - 1), end):
+            continue  # "the 1960s", "the '90s": a decade, not seconds
         if unit in _CLOCK_SUFFIXES and _clock_time(prepared, number.start, value):
             continue  # "5 pm", "2:00 pm": a time of day, not picometres
         if unit in _COUNTS and number.text.casefold() in _ARTICLES and value == 1:
@@ -903,6 +908,15 @@ def find_quantities(text: str) -> list[QuantitySpan]:
         out.append(QuantitySpan(start, end, text[start:end], numbers._number(value), unit))  # noqa: SLF001
         covered = end
     return _with_halves(text, prepared, out)
+
+
+_DECADE = re.compile(r"\W?(?:1\d|20)\d0s|['’]\d0s")
+
+
+def _money_before(text: str, start: int) -> bool:
+    """Whether a currency symbol stands right before ``start`` (one space allowed)."""
+    before = text[max(0, start - 2) : start].rstrip(" ")
+    return bool(before) and unicodedata.category(before[-1]) == "Sc"
 
 
 _MAX_HALVES = 200

@@ -178,6 +178,14 @@ def test_find_quantities() -> None:
     ]
 
 
+def test_find_quantities_passes_over_money_and_decades() -> None:
+    # quantulum3's test sentences: "€10M" was ten minutes, "1960s" 1960 seconds, "$10000 in 3
+    # years" 10000 cubic inches
+    text = "€10M in 2012 and €10B in the 1960s; the '90s; $2.174T; I earn $10000 in 3 years, 20 s"
+    found = find_quantities(text)
+    assert [(q.text, q.value, q.unit) for q in found] == [("3 years", 3, "year"), ("20 s", 20, "s")]
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
