@@ -24,7 +24,9 @@ words, exponents and scale letters of its own ("10G"), so 1.0 is not the aim; th
 which forms of the units' languages the layer misses.
 
 Last, the shop prices of ``benchmarks/external/prices.dev.jsonl`` (price-parser's labelled
-strings): a price is read when ``find_money`` finds its amount with the currency as written.
+strings): a price is read when ``find_money`` finds its amount with the currency as written;
+and quantulum3's labelled English sentences (``quantities.dev.jsonl``): a quantity is read
+when its value is found.
 
     python benchmarks/values.py            # dev part
     python benchmarks/values.py --misses   # also list the spans and numbers the layer misses
@@ -51,6 +53,7 @@ from aau.fallbacks import normalize  # noqa: E402
 DEV = REPO / "benchmarks" / "external" / "cases.dev.jsonl"
 NUMBERS = REPO / "benchmarks" / "external" / "numbers.dev.jsonl"
 PRICES = REPO / "benchmarks" / "external" / "prices.dev.jsonl"
+QUANTITIES = REPO / "benchmarks" / "external" / "quantities.dev.jsonl"
 UNITS = ("extract_price", "extract_date", "extract_quantity")
 
 
@@ -140,6 +143,7 @@ def main() -> None:
         print("\n".join(misses))
     summary["numbers_read"] = read_numbers(args.misses)
     summary.update(read_prices(args.misses))
+    summary["quantities_read"] = read_quantities(args.misses)
     print(json.dumps(summary))
 
 
@@ -201,6 +205,31 @@ def read_prices(show_misses: bool) -> dict[str, float]:
         print("prices the values layer misses:")
         print("\n".join(misses))
     return {"prices_read": round(share, 3), "prices_false_finds": false_finds}
+
+
+def read_quantities(show_misses: bool) -> float:
+    """Of quantulum3's labelled quantities, the share whose value the values layer finds.
+
+    A quantity is read when ``find_quantities`` (or, for money, ``find_money``) finds its value
+    in the sentence; the unit is not compared (quantulum3 names units its own way).
+    """
+    records = [json.loads(line) for line in QUANTITIES.read_text(encoding="utf-8").splitlines()]
+    total, read, misses = 0, 0, []
+    for record in records:
+        found = [q.value for q in values.find_quantities(record["text"])]
+        found += [m.amount for m in values.find_money(record["text"])]
+        for quantity in record["quantities"]:
+            total += 1
+            if any(close(value, quantity["value"]) for value in found):
+                read += 1
+            else:
+                misses.append(f"  {quantity['surface']!r}: {quantity['value']} "
+                              f"{quantity['unit_name']}")  # fmt: skip
+    print(f"quantities.dev.jsonl ({len(records)} sentences): read {read / total:.3f} of {total}")
+    if show_misses:
+        print("quantities the values layer misses:")
+        print("\n".join(misses))
+    return round(read / total, 3)
 
 
 if __name__ == "__main__":
