@@ -54,12 +54,17 @@ Number = int | float
 
 
 class NumberSpan(NamedTuple):
-    """A number found in a text: ``text[start:end]`` reads as ``value``."""
+    """A number found in a text: ``text[start:end]`` reads as ``value``.
+
+    ``ordinal``: the number is an ordinal word ("second", "tweede", "deuxième"): a rank, which
+    counts nothing.
+    """
 
     start: int
     end: int
     text: str
     value: Number
+    ordinal: bool = False
 
 
 class _Hit(NamedTuple):
@@ -180,10 +185,11 @@ _WIDELY_WRITTEN = frozenset({
 or a currency ("km" is Catalan for 1e9, "kr" Balochi's, "min" Azerbaijani 1000)."""
 
 
-_WORDS_NOT_SCALES = frozenset({"bill", "mm"})
+_WORDS_NOT_SCALES = frozenset({"bill", "mm", "mile"})
 """CLDR abbreviations that are common words or units elsewhere: Norwegian "bill." (1e12) is
-English's "the $20 bill", and Portuguese "mM" (1e9) folds to the millimetre's "mm" ("a 5 mm
-screw" was five billion). Finance's "MM" (a million) is read next to money only."""
+English's "the $20 bill", Portuguese "mM" (1e9) folds to the millimetre's "mm" ("a 5 mm
+screw" was five billion), and Ladin's "mile" (1e3) is the English mile ("a 2.5 mile stretch"
+was 2,500). Finance's "MM" (a million) is read next to money only."""
 
 
 @cache
@@ -684,7 +690,7 @@ def find_numbers(
                 scale, scaled_end = _scale_after(folded, end, locale, letters=False)
                 if scale != 1:
                     value, end = value * scale, scaled_end
-            spans.append(NumberSpan(start, end, text[start:end], _number(value)))
+            spans.append(NumberSpan(start, end, text[start:end], _number(value), hit.ordinal))
     spans.sort(key=lambda span: (span.start, -(span.end - span.start)))
     out: list[NumberSpan] = []
     for span in spans:

@@ -331,13 +331,19 @@ _COMPOUND_NAMES = {"mi/h": "mph", "kbit/s": "kbit/s"}
 _LENGTHS = frozenset({"km", "m", "dm", "cm", "mm", "µm", "nm", "mi", "yd", "ft", "in", "hm", "dam"})
 
 
+_CONSTRUCTED_LANGUAGES = frozenset({"eo", "ia", "ie", "io", "jbo", "tok", "vo"})
+"""Constructed languages CLDR covers: next to no text is written in them, and their unit words
+are words of natural languages (Interlingua's "mense" made Dutch "mensen", people, months)."""
+
+
 @cache
 def _cldr_units() -> dict[str, str]:
     """CLDR unit-name key -> canonical symbol (the id most languages write it for)."""
     by_id = {cldr_id: symbol for symbol, (_, ids) in CANONICAL_UNITS.items() for cldr_id in ids}
     out: dict[str, str] = {}
     for name, ids in _cldr.tables().units.items():
-        known = [(len(langs), cldr_id) for cldr_id, langs in ids.items() if cldr_id in by_id]
+        known = [(len(langs - _CONSTRUCTED_LANGUAGES), cldr_id) for cldr_id, langs in ids.items()
+                 if cldr_id in by_id and langs - _CONSTRUCTED_LANGUAGES]  # fmt: skip
         if known:
             out[name] = by_id[max(known)[1]]
     return out
@@ -667,8 +673,13 @@ def _unit_after(text: str) -> tuple[str, int] | None:
     for end in sorted(set(ends), reverse=True):
         candidate = stripped[:end].rstrip(",;:?!)\"'»")
         last = candidate.rsplit(None, 1)
-        if len(last) == 2 and len(last[1]) == 1 and last[1].islower() and stripped[end:].strip():
-            continue  # "106 K a grados": a one-letter word between words is a word
+        if (
+            len(last) == 2 and len(last[1]) == 1 and last[1].islower() and stripped[end:].strip()
+            and not (last[1] in "fc" and key(last[0].split()[-1]) in _DEGREE_WORDS)
+        ):  # fmt: skip
+            # "106 K a grados": a one-letter word between words is a word; after a degree
+            # word, "f" and "c" are its scale ("98,6 graus f é uma temperatura normal")
+            continue
         unit = read_unit(candidate)
         suffixed = _SUFFIX.search(candidate) if unit is None else None
         if (
@@ -865,6 +876,8 @@ def find_quantities(text: str) -> list[QuantitySpan]:
             continue  # "3月15日", "2024년 3월": a date, not three months
         if numbers.is_short_word(number.text):
             continue  # "on hold": Turkish "on" (10), Norwegian "to" (2) are words here
+        if number.ordinal:
+            continue  # "the third box", "een tweede dek": a rank, not a count
         if len(number.text) == 1 and not number.text.isdigit():  # "½ cup": no digits to scan
             follows = prepared[number.end : number.end + 2].strip()[:1]
             after = None

@@ -189,6 +189,28 @@ def test_find_quantities_passes_over_money_and_decades() -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
+        # Ladin's "mile" (a thousand) made "2.5 mile" 2,500 and no quantity
+        ("a 2.5 mile stretch of the harbour", [("2.5 mile", 2.5, "mi")]),
+        # ordinals rank, they count nothing: "tweede dek" was two decades
+        ("een tweede dek op een 2,5 mijl lang stuk", [("2,5 mijl", 2.5, "mi")]),
+        ("the third box holds 4 kg", [("4 kg", 4, "kg")]),
+        # Interlingua's "mense" (month) made Dutch "mensen" (people) months
+        ("68 ons blikken nadat meer dan 100 mensen", [("68 ons", 68, "oz")]),
+        # a scale's letter after a degree word is the scale, not a word
+        ("98,6 graus f é uma temperatura normal", [("98,6 graus f", 98.6, "°F")]),
+        ("it was 20 degrees c outside", [("20 degrees c", 20, "°C")]),
+        ("106 K a grados", [("106 K", 106, "K")]),
+    ],
+)
+def test_find_quantities_words_of_other_languages_and_ranks(
+    text: str, expected: list[tuple[str, float, str]]
+) -> None:
+    assert [(q.text, q.value, q.unit) for q in find_quantities(text)] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
         ("I want half a kilo of apples", ("half a kilo", 0.5, "kg")),
         ("ein halbes Kilo Mehl", ("ein halbes Kilo", 0.5, "kg")),
         # a whole and a fraction (each was the fraction alone, 0.5 kg and 0.5 h)
