@@ -912,6 +912,7 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\uac00-
 _TOKEN = re.compile(f"[{_CJK}]|[^\\s{_CJK}]+")
 """Words, and each kana, ideograph or Hangul syllable apart: Chinese and Japanese write no
 spaces, and Korean glues its particles to the marker ("100만 원입니다", "10달러")."""
+_CJK_CHAR = re.compile(f"[{_CJK}]")
 _MARKER_LANGUAGES = (*_words.TEXT2NUM_LANGUAGES, *_words.TABLE_LANGUAGES, "ko")
 """Number words ``find_money`` reads next to a marker: with a marker beside it, Turkish "on"
 (10) or Swedish "tretton" is a number, not a common word."""
@@ -1107,6 +1108,15 @@ def _splits_a_number(text: str, tokens: list[tuple[int, int]], high: int) -> boo
     following = text[tokens[high + 1][0] : tokens[high + 1][1]]
     if numbers.scale_value(following) is not None or is_currency_marker(following):
         return True
+    # A marker of several kana, ideographs or Hangul syllables, each a token: "4人民元 5|ドル"
+    # (read 4.05 yuan)
+    glued = following
+    for index in range(high + 2, min(len(tokens), high + 5)):
+        if tokens[index][0] != tokens[index - 1][1] or not _CJK_CHAR.fullmatch(glued[-1]):
+            break
+        glued += text[tokens[index][0] : tokens[index][1]]
+        if is_currency_marker(glued):
+            return True
     # A marker of several words: "20 dollars and 5 | hong kong dollars" (read 20.05).
     words = text[tokens[high + 1][0] : tokens[min(len(tokens), high + 5) - 1][1]]
     return _qualified_marker(words) is not None

@@ -286,6 +286,9 @@ def test_lookups_are_fast_once_built() -> None:
         ("£94.50 GBP, $1,190.00 AUD, SGD4.90 $",
          [("£94.50 GBP", 94.5, "GBP"), ("$1,190.00 AUD", 1190, "AUD"),
           ("SGD4.90 $", 4.9, "SGD")]),
+        # digits before a marker of several kana are the next amount, not cents (was 4.05 CNY)
+        ("4人民元\u30005ドル", [("4人民元", 4, "CNY"), ("5ドル", 5, "USD")]),
+        ("5ドル50セント", [("5ドル50セント", 5.5, "USD")]),
     ],
 )  # fmt: skip
 def test_find_money_reads_each_amount_with_its_marker(
