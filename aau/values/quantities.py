@@ -920,7 +920,7 @@ def find_quantities(text: str) -> list[QuantitySpan]:
                 value, start = -value, sign.start()
         out.append(QuantitySpan(start, end, text[start:end], numbers._number(value), unit))  # noqa: SLF001
         covered = end
-    return _with_halves(text, prepared, out)
+    return _with_halves(text, prepared, _with_hyphenated(text, prepared, out))
 
 
 _DECADE = re.compile(r"\W?(?:1\d|20)\d0s|['’]\d0s")
@@ -960,6 +960,33 @@ _MINUS_BEFORE = re.compile(
     r"(?:(?<!\w)(?:minus|moins|menos|meno|min|eksi|минус)\s+|(?:零下|영하)\s*)$", re.IGNORECASE
 )
 """A sign word just before a temperature's number."""
+
+
+_HYPHENATED = re.compile(r"(?<![\w-])([^\W\d_]{3,12})-([^\W\d_]{1,16})(?![\w-])")
+"""An English number word and a unit joined into an adjective: "a two-year contract"."""
+_MAX_HYPHENATED = 200
+
+
+def _with_hyphenated(text: str, prepared: str, found: list[QuantitySpan]) -> list[QuantitySpan]:
+    """``found`` and the number words hyphenated to their unit, which no number starts."""
+    joined: list[QuantitySpan] = []
+    starts = [q.start for q in found]
+    for tried, match in enumerate(_HYPHENATED.finditer(prepared)):
+        if tried >= _MAX_HYPHENATED:
+            break
+        at = bisect.bisect_right(starts, match.start()) - 1
+        if at >= 0 and match.start() < found[at].end:
+            continue
+        unit = read_unit(match.group(2))
+        if unit is None or unit in _RATIOS or numbers.find_numbers(match.group(2)):
+            continue  # "twenty-fifth" is a number, not twenty bottles of a fifth
+        # English writes these adjectives ("fire-box" is no Danish four boxes)
+        words = numbers.find_numbers(match.group(1), languages=("en",))
+        if len(words) != 1 or words[0].text != match.group(1) or words[0].ordinal:
+            continue  # "second-hand", "well-known": a rank, or no number at all
+        span = text[match.start() : match.end()]
+        joined.append(QuantitySpan(match.start(), match.end(), span, words[0].value, unit))
+    return sorted([*found, *joined], key=lambda q: q.start) if joined else found
 
 
 def _with_halves(text: str, prepared: str, found: list[QuantitySpan]) -> list[QuantitySpan]:

@@ -200,6 +200,13 @@ def test_find_quantities_passes_over_money_and_decades() -> None:
         ("98,6 graus f é uma temperatura normal", [("98,6 graus f", 98.6, "°F")]),
         ("it was 20 degrees c outside", [("20 degrees c", 20, "°C")]),
         ("106 K a grados", [("106 K", 106, "K")]),
+        # an English number word hyphenated to its unit (quantulum3's sentences)
+        (
+            "a two-year contract and a twenty-pound bag",
+            [("two-year", 2, "year"), ("twenty-pound", 20, "lb")],
+        ),
+        # ... but not a rank, a fraction, or a word that is a number in another language
+        ("a second-hand car, one twenty-fifth, the fire-box", []),
     ],
 )
 def test_find_quantities_words_of_other_languages_and_ranks(
