@@ -402,7 +402,25 @@ def _from_context(candidates: frozenset[str], context: str) -> str | None:
     if not words:
         return None
     stemmed = {code for code, found in _own_stems(candidates).items() if found & words}
-    return next(iter(stemmed)) if len(stemmed) == 1 else None
+    if len(stemmed) == 1:
+        return next(iter(stemmed))
+    # Shared stems: the one currency a whole name of which the words hold ("fiorini olandesi"
+    # is the Dutch guilder's; the Antillean one's is "fiorini delle Antille olandesi").
+    whole = {code for code in candidates
+             if any(stems and stems <= words for stems in _phrase_stems(code))}  # fmt: skip
+    return next(iter(whole)) if len(whole) == 1 else None
+
+
+@cache
+def _phrase_stems(code: str) -> tuple[frozenset[str], ...]:
+    """The stems of each Latin hint phrase of ``code`` that has any (``_stems``, per phrase)."""
+    found = []
+    for phrase in _hint_phrases(code):
+        stems = frozenset(word[:5] for word in phrase.split()
+                          if len(word) >= 5 and word.isalpha() and _latin(word))  # fmt: skip
+        if stems:
+            found.append(stems - _generic_stems())
+    return tuple(stems for stems in found if stems)
 
 
 @cache

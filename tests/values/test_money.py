@@ -145,6 +145,9 @@ def test_currency_codes() -> None:
         ("franc", {}, None),
         ("francs", {"context": "Zürich"}, "CHF"),
         ("peso", {}, None),
+        # the stem "oland" is the Dutch and the Antillean guilder's: the whole name decides
+        ("fiorini", {"context": "250 milioni di fiorini olandesi"}, "NLG"),
+        ("fiorini", {"context": "fiorini delle Antille olandesi"}, "ANG"),
         ("EUR", {}, "EUR"),
         ("eur", {}, "EUR"),
         ("Euro", {}, "EUR"),
