@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from decimal import Decimal, InvalidOperation
@@ -255,8 +256,12 @@ def _scale_after(
             break
         bare = match.group().rstrip(".")
         after = cursor + len(bare)
-        if after < len(text) and (text[after].isalnum() or text[after] in "/²³"):
-            break
+        if after < len(text) and (
+            text[after].isalnum()
+            or text[after] in "/²³"
+            or unicodedata.category(text[after]) == "Sc"
+        ):
+            break  # "1 T$", "1 NT$": the letters are the currency marker's, not a trillion
         value: Decimal | None
         if bare in _LETTER_SCALES:
             value = Decimal(_LETTER_SCALES[bare]) if letters else None
@@ -431,12 +436,30 @@ def _read_literal(
         resolved = _resolve(token, locale)
         if resolved is None:
             return None
+        if _leading_point(text, start, token):  # "$.75", ".75 €": no whole part written
+            resolved, start = Decimal(f"0.{token}"), start - 1
+            sign_start = _signed(text, start)
+            negative = sign_start < start and text[sign_start] in "-负負"
         value, end = _fraction_and_exponent(text, token, resolved, end)
         scale, end = _scale_after(text, end, locale, letters)
         value *= scale
         if scale > 1:
             value, end = _scale_chain(text, value, scale, end, locale, letters)
     return _Hit(sign_start, end, -value if negative else value, scale)
+
+
+def _leading_point(text: str, start: int, token: str) -> bool:
+    """Whether the digits at ``start`` follow a decimal point with no whole part before it.
+
+    Only where a number may start: after nothing, a space, an opening or a currency symbol
+    ("$.75"); "v.2", "3..5" and "end.75" are no such decimals.
+    """
+    if not token.isdigit() or start < 1 or text[start - 1] != ".":
+        return False
+    if start == 1:
+        return True
+    before = text[start - 2]
+    return before.isspace() or before in "([-+" or unicodedata.category(before) == "Sc"
 
 
 _CHAIN_PART = re.compile(r"[ \u00a0]+(?:(?:and|und|et|y|e|और|или)[ \u00a0]+)?(\d{1,3})(?![\d.,]\d)")

@@ -250,6 +250,23 @@ def test_millimetres_are_no_scale() -> None:
     ]
 
 
+def test_a_scale_letter_against_a_currency_symbol_is_the_markers() -> None:
+    # price-parser's "1 NT$" and "1 T$" were a trillion (Vietnamese "NT", the letter "T")
+    assert [(s.text, s.value) for s in find_numbers("1 NT$, 1 T$, 5 T")] == [
+        ("1", 1),
+        ("1", 1),
+        ("5 T", 5_000_000_000_000),
+    ]
+
+
+def test_a_decimal_point_with_no_whole_part() -> None:
+    found = find_numbers("$.75, .75 €, (.25) and -.5; not v.2, 3..5 or end.75")
+    assert [(s.text, s.value) for s in found] == [
+        (".75", 0.75), (".75", 0.75), (".25", 0.25), ("-.5", -0.5),
+        ("2", 2), ("3", 3), ("5", 5), ("75", 75),
+    ]  # fmt: skip
+
+
 def test_find_numbers_empty() -> None:
     assert find_numbers("") == []
     assert find_numbers("no numbers here") == []
