@@ -516,6 +516,34 @@ def _fraction_and_exponent(text: str, token: str, value: Decimal, end: int) -> t
     return value, end
 
 
+_HANGUL_PLACES = frozenset("십백천만억조")
+
+
+def _hangul_numbers(text: str, folded: str) -> list[NumberSpan]:
+    """Sino-Korean numerals, a number written in spaced parts read as one ("오십 이" is 52).
+
+    A part joins the number before it when that number has a place word (십, 백, 천…) and the
+    two read together add up ("이천 이백": 2,200); "삼 사" stays three and four.
+    """
+    found: list[tuple[int, int, Decimal]] = []
+    for word in _HANGUL_NUMERAL.finditer(folded):
+        value = _words.cjk_value(_words.kana_or_hangul(word.group()))
+        if value is None:
+            continue
+        if found and folded[found[-1][1] : word.start()].isspace() and value > 0:
+            start, end, before = found[-1]
+            together = _words.cjk_value(_words.kana_or_hangul(folded[start:end] + word.group()))
+            if (
+                together == before + value
+                and value < before
+                and any(c in _HANGUL_PLACES for c in folded[start:end])
+            ):
+                found[-1] = (start, word.end(), together)
+                continue
+        found.append((word.start(), word.end(), value))
+    return [NumberSpan(start, end, text[start:end], _number(value)) for start, end, value in found]
+
+
 def close(a: float, b: float, rel_tol: float = 1e-6) -> bool:
     """Whether two numbers are equal within ``rel_tol`` (and 1e-9 absolute, for zero)."""
     return math.isclose(a, b, rel_tol=rel_tol, abs_tol=1e-9)
@@ -688,11 +716,7 @@ def find_numbers(
         for hit in _scan(folded, locale=locale, letters=True)
     ]
     if languages and "ko" in languages:  # "삼만 원": Sino-Korean numerals, asked for only
-        for word in _HANGUL_NUMERAL.finditer(folded):
-            value = _words.cjk_value(_words.kana_or_hangul(word.group()))
-            if value is not None:
-                spans.append(NumberSpan(word.start(), word.end(), text[word.start() : word.end()],
-                                        _number(value)))  # fmt: skip
+        spans += _hangul_numbers(text, folded)
     for lone in _LONE_FRACTION.finditer(folded):  # "½ cup": a fraction with no digits
         spans.append(NumberSpan(lone.start(), lone.end(), lone.group(),
                                 _number(_STANDALONE[lone.group()])))  # fmt: skip

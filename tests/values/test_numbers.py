@@ -267,6 +267,14 @@ def test_a_decimal_point_with_no_whole_part() -> None:
     ]  # fmt: skip
 
 
+def test_sino_korean_numerals_written_in_spaced_parts() -> None:
+    found = find_numbers("오십 이, 이천  이백, 이십만 이천; 삼 사; 이백 삼천", languages=["ko"])
+    assert [(s.text, s.value) for s in found] == [
+        ("오십 이", 52), ("이천  이백", 2200), ("이십만 이천", 202_000),
+        ("삼", 3), ("사", 4), ("이백", 200), ("삼천", 3000),
+    ]  # fmt: skip
+
+
 def test_find_numbers_empty() -> None:
     assert find_numbers("") == []
     assert find_numbers("no numbers here") == []
