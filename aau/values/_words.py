@@ -261,8 +261,9 @@ def words_value(text: str, languages: Sequence[str] | None = None) -> Decimal | 
 
 _COMPOSED = frozenset({"point", "half", "quarter", "quarters", "virgule", "komma", "coma",
                        "virgola", "vírgula", "medio", "mezzo", "meio", "halbe", "halve",
-                       "demi", "demie"})  # fmt: skip
-"""Words of a composition text2num reads in pieces only (``_scaled_hits``)."""
+                       "demi", "demie", "buçuk"})  # fmt: skip
+"""Words of a composition the word readers read in pieces only (``_scaled_hits``,
+``_turkish_halves``)."""
 
 
 def _language_order(languages: Sequence[str] | None) -> list[str]:
@@ -410,7 +411,10 @@ def find_word_numbers(words: Sequence[str], languages: Sequence[str] | None) -> 
     order = _language_order(languages)
     for language in order:
         if language in _TABLES:
-            hits.extend(_table_hits(folded, language))
+            table_hits = _table_hits(folded, language)
+            hits.extend(table_hits)
+            if language == "tr":
+                hits.extend(_turkish_halves(table_hits, folded))
             continue
         try:
             found = find_numbers(tokens, language, 0)
@@ -473,6 +477,25 @@ _FRACTIONS_OF = {
     ("quarter", "of", "a"): Decimal("0.25"), ("a", "quarter", "of", "a"): Decimal("0.25"),
     ("three", "quarters", "of", "a"): Decimal("0.75"),
 }  # fmt: skip
+
+
+def _turkish_halves(hits: Sequence[WordHit], folded: Sequence[str]) -> list[WordHit]:
+    """Turkish "buçuk" (and a half) after a whole number: "bir buçuk" is 1.5.
+
+    A scale word after it scales the whole: "iki buçuk milyar" is 2.5 billion.
+    """
+    starts = {hit.start: hit for hit in hits}
+    out = []
+    for hit in hits:
+        if hit.end >= len(folded) or folded[hit.end] != "buçuk" or hit.value % 1:
+            continue
+        value = hit.value + Decimal("0.5")
+        scale = starts.get(hit.end + 1)
+        if scale is not None and scale.end - scale.start == 1 and scale.value in _SCALES:
+            out.append(WordHit(hit.start, scale.end, value * scale.value, False))
+        else:
+            out.append(WordHit(hit.start, hit.end + 1, value, False))
+    return out
 
 
 def _scaled_hits(hits: Sequence[WordHit], folded: Sequence[str], language: str) -> list[WordHit]:

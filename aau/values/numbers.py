@@ -441,11 +441,18 @@ def _read_literal(
             sign_start = _signed(text, start)
             negative = sign_start < start and text[sign_start] in "-负負"
         value, end = _fraction_and_exponent(text, token, resolved, end)
+        half = _HALF_AFTER_DIGITS.match(text, end)
+        if half is not None and value == value.to_integral_value():
+            value, end = value + Decimal("0.5"), half.end()  # "3 buçuk milyon", "2 and a half"
         scale, end = _scale_after(text, end, locale, letters)
         value *= scale
         if scale > 1:
             value, end = _scale_chain(text, value, scale, end, locale, letters)
     return _Hit(sign_start, end, -value if negative else value, scale)
+
+
+_HALF_AFTER_DIGITS = re.compile(r"\s+(?:buçuk|and a half)(?!\w)", re.IGNORECASE)
+"""A half after a whole number in digits, before its scale or unit ("2 and a half million")."""
 
 
 def _leading_point(text: str, start: int, token: str) -> bool:

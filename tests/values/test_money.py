@@ -292,6 +292,7 @@ def test_lookups_are_fast_once_built() -> None:
         # digits before a marker of several kana are the next amount, not cents (was 4.05 CNY)
         ("4人民元\u30005ドル", [("4人民元", 4, "CNY"), ("5ドル", 5, "USD")]),
         ("5ドル50セント", [("5ドル50セント", 5.5, "USD")]),
+        ("bir buçuk milyon lira", [("bir buçuk milyon lira", 1_500_000, "TRY")]),
     ],
 )  # fmt: skip
 def test_find_money_reads_each_amount_with_its_marker(

@@ -275,6 +275,23 @@ def test_sino_korean_numerals_written_in_spaced_parts() -> None:
     ]  # fmt: skip
 
 
+@pytest.mark.parametrize(
+    ("text", "language", "expected"),
+    [
+        # a half after the whole, before its scale: each was the scale alone (1,000,000)
+        ("bir buçuk milyon", "tr", 1_500_000),
+        ("iki buçuk milyar", "tr", 2_500_000_000),
+        ("3 buçuk milyon", "tr", 3_500_000),
+        ("bir buçuk", "tr", 1.5),
+        ("2 and a half million", "en", 2_500_000),
+    ],
+)
+def test_a_half_between_a_number_and_its_scale(text: str, language: str, expected: float) -> None:
+    assert [(s.text, s.value) for s in find_numbers(text, languages=[language])] == [
+        (text, expected)
+    ]
+
+
 def test_find_numbers_empty() -> None:
     assert find_numbers("") == []
     assert find_numbers("no numbers here") == []

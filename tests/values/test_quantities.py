@@ -200,6 +200,9 @@ def test_find_quantities_passes_over_money_and_decades() -> None:
         ("98,6 graus f é uma temperatura normal", [("98,6 graus f", 98.6, "°F")]),
         ("it was 20 degrees c outside", [("20 degrees c", 20, "°C")]),
         ("106 K a grados", [("106 K", 106, "K")]),
+        # a scale word or "of" after a number is no unit: these were miles and days
+        ("iki milyar dolar, 3 miliardi di euro", []),
+        ("iki buçuk saat", [("iki buçuk saat", 2.5, "h")]),
         # an English number word hyphenated to its unit (quantulum3's sentences)
         (
             "a two-year contract and a twenty-pound bag",
