@@ -660,6 +660,8 @@ def _unit_after(text: str) -> tuple[str, int] | None:
     """The longest unit at the start of ``text``: (canonical, characters used)."""
     stripped = text.lstrip()
     lead = len(text) - len(stripped)
+    if not lead and stripped[:1] in _MARKS and not stripped[1:2].isalnum():
+        return _MARKS[stripped[0]], 1  # inch and foot marks against the number: 9", 6'
     if stripped.startswith("-") and not stripped[1:2].isdigit():
         stripped, lead = stripped[1:], lead + 1  # "10-liter", "776-voet"
     words = re.match(r"(\S+)\s+(.*)", stripped)
@@ -705,6 +707,10 @@ def _is_scale_word(word: str) -> bool:
     """A scale word of four letters or more ("milyar", "miliardi"; "mil" stays a unit here)."""
     bare = word.rstrip(".")
     return len(bare) >= 4 and bare.isalpha() and numbers.scale_value(bare) is not None
+
+
+_MARKS = {'"': "in", "″": "in", "'": "ft", "′": "ft"}
+_OPENING_QUOTES = frozenset("\"'“‘«")
 
 
 _SUFFIX = re.compile(r"['’][^\W\d_A-Z]{1,5}$")
@@ -766,7 +772,14 @@ def _unit_for(
     half = _AND_A_HALF.match(text, end)
     if half is not None:
         value, end = value + Decimal("0.5"), half.end()  # Turkish "2 buçuk kilo"
+    uncertainty = _PLUS_MINUS.match(text, end)
+    if uncertainty is not None:
+        end = uncertainty.end()  # "2,000.45±0.01 pounds": the value, not its uncertainty
     after = _unit_after(text[end:])
+    if after is not None and after[0] == "K" and text[end : end + after[1]].strip() == "k":
+        then = _unit_after(text[end + after[1] :])
+        if then is not None and then[0] != "K":  # "0.5k miles": a thousand, not kelvin
+            value, after = value * 1000, (then[0], after[1] + then[1])
     if after is not None:
         unit, used = after
         finish = end + used
@@ -788,6 +801,8 @@ def _unit_for(
     return None
 
 
+_PLUS_MINUS = re.compile(r"\s*(?:±|\+/-|\+-)\s*\d+(?:[.,]\d+)?")
+"""An uncertainty after a value, before its unit."""
 _AND_A_HALF = re.compile(r"\s+buçuk(?!\w)", re.IGNORECASE)
 """Turkish "and a half" between a number and its unit ("iki buçuk saat": two and a half hours)."""
 _RANGE_WORDS = frozenset({"-", "to", "bis", "à", "a", "al", "tot", "till", "~", "–", "hasta",
@@ -921,6 +936,12 @@ def find_quantities(text: str) -> list[QuantitySpan]:
                 unit, start = _COMPOUND_NAMES.get(name, name), per.start()
         if unit == "in" and is_preposition_in(prepared, number.end + gap):
             continue  # "turned 30 in March", "5 in the morning": the preposition
+        if (
+            text[end - 1 : end] in _MARKS
+            and number.start > 0
+            and prepared[number.start - 1] in _OPENING_QUOTES
+        ):
+            continue  # 'he said "5"': a quoted number, not five inches
         if unit in _TEMPERATURES and value > 0:
             sign = _MINUS_BEFORE.search(prepared, max(0, start - 12), start)
             if sign is not None and not re.search(r"\d\s*$", prepared[: sign.start()]):

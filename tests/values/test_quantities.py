@@ -203,6 +203,12 @@ def test_find_quantities_passes_over_money_and_decades() -> None:
         # a scale word or "of" after a number is no unit: these were miles and days
         ("iki milyar dolar, 3 miliardi di euro", []),
         ("iki buçuk saat", [("iki buçuk saat", 2.5, "h")]),
+        # inch and foot marks against the number, not a quoted number (quantulum3's sentences)
+        ('finest 9" plates, a 6\' pole; he said "5" times', [('9"', 9, "in"), ("6'", 6, "ft")]),
+        # a value and its uncertainty: the unit is the value's (was 0.01 pounds)
+        ("no more than 2,000.45±0.01 pounds", [("2,000.45±0.01 pounds", 2000.45, "lb")]),
+        # a thousand before a unit, kelvin alone (was 0.5 kelvin)
+        ("I would walk 0.5k miles at 200 k", [("0.5k miles", 500, "mi"), ("200 k", 200, "K")]),
         # an English number word hyphenated to its unit (quantulum3's sentences)
         (
             "a two-year contract and a twenty-pound bag",
