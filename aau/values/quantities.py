@@ -23,10 +23,11 @@ and pint's registry for English unit expressions nothing else knows ("kilowatt h
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 import sys
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from decimal import Decimal
 from functools import cache
 from typing import Any, NamedTuple
@@ -999,13 +1000,7 @@ _MAX_HYPHENATED = 200
 def _with_hyphenated(text: str, prepared: str, found: list[QuantitySpan]) -> list[QuantitySpan]:
     """``found`` and the number words hyphenated to their unit, which no number starts."""
     joined: list[QuantitySpan] = []
-    starts = [q.start for q in found]
-    for tried, match in enumerate(_HYPHENATED.finditer(prepared)):
-        if tried >= _MAX_HYPHENATED:
-            break
-        at = bisect.bisect_right(starts, match.start()) - 1
-        if at >= 0 and match.start() < found[at].end:
-            continue
+    for match in _uncovered(_HYPHENATED.finditer(prepared), found, _MAX_HYPHENATED):
         unit = read_unit(match.group(2))
         if unit is None or unit in _RATIOS or numbers.find_numbers(match.group(2)):
             continue  # "twenty-fifth" is a number, not twenty bottles of a fifth
@@ -1018,16 +1013,21 @@ def _with_hyphenated(text: str, prepared: str, found: list[QuantitySpan]) -> lis
     return sorted([*found, *joined], key=lambda q: q.start) if joined else found
 
 
+def _uncovered(
+    matches: Iterator[re.Match[str]], found: list[QuantitySpan], limit: int
+) -> Iterator[re.Match[str]]:
+    """The first ``limit`` of ``matches``, less those that start inside a quantity of ``found``."""
+    starts = [q.start for q in found]
+    for match in itertools.islice(matches, limit):
+        at = bisect.bisect_right(starts, match.start()) - 1
+        if not (at >= 0 and match.start() < found[at].end):
+            yield match
+
+
 def _with_halves(text: str, prepared: str, found: list[QuantitySpan]) -> list[QuantitySpan]:
     """``found`` and the halves no number starts: "half a kilo", "ein halbes Kilo", "आधा किलो"."""
     halves: list[QuantitySpan] = []
-    starts = [q.start for q in found]
-    for tried, match in enumerate(_HALF_START.finditer(prepared)):
-        if tried >= _MAX_HALVES:
-            break
-        at = bisect.bisect_right(starts, match.start()) - 1
-        if at >= 0 and match.start() < found[at].end:
-            continue
+    for match in _uncovered(_HALF_START.finditer(prepared), found, _MAX_HALVES):
         lead = prepared[max(0, match.start() - 6) : match.start()].split()
         start = match.start() - (len(lead[-1]) + 1 if lead and lead[-1].casefold() in _ARTICLES
                                  and prepared[match.start() - 1] == " " else 0)  # fmt: skip
@@ -1036,10 +1036,7 @@ def _with_halves(text: str, prepared: str, found: list[QuantitySpan]) -> list[Qu
             continue
         _, unit, _, used = read
         halves.append(QuantitySpan(start, start + used, text[start : start + used], 0.5, unit))
-    for tried, match in enumerate(_ARTICLE_DOZEN.finditer(prepared)):
-        at = bisect.bisect_right(starts, match.start()) - 1
-        if tried >= _MAX_HALVES or (at >= 0 and match.start() < found[at].end):
-            continue
+    for match in _uncovered(_ARTICLE_DOZEN.finditer(prepared), found, _MAX_HALVES):
         span = text[match.start() : match.end()]
         halves.append(QuantitySpan(match.start(), match.end(), span, 12, "piece"))  # "a dozen eggs"
     return sorted([*found, *halves], key=lambda q: q.start) if halves else found
