@@ -60,7 +60,7 @@ from aau.terms.matcher import TermMatcher
 from aau.terms.store import shipped_dictionaries
 from aau.values.money import currency_codes, is_currency_marker
 from aau.values.numbers import scale_value
-from aau.values.quantities import is_preposition_in
+from aau.values.quantities import is_preposition_in, read_unit
 
 if TYPE_CHECKING:
     import pycrfsuite
@@ -494,8 +494,10 @@ def choose_fields(
                 span = _with_scale_word(text, span)
             elif mapping.normalize == "currency":
                 span = _with_country_prefix(text, span)
-            elif mapping.normalize == "unit" and is_preposition_in(text, span.start):
-                continue  # "3 in a row": the preposition, not inches
+            elif mapping.normalize == "unit":
+                if is_preposition_in(text, span.start):
+                    continue  # "3 in a row": the preposition, not inches
+                span = _with_unit_words(text, span)
             value = functions[field](text[span.start : span.end])
             schema = field_schemas.get(field)
             # A normalizer can return text the schema rejects (an unknown currency marker longer
@@ -523,6 +525,34 @@ def _with_scale_word(text: str, span: TaggedSpan) -> TaggedSpan:
             break
         end = match.start(1) + len(word)
     return span if end == span.end else dataclasses.replace(span, end=end)
+
+
+_WORDS_AFTER = re.compile(r"(?: [^\W\d_][^\s\d,;.!?]{0,15}){1,2}")
+
+
+def _with_unit_words(text: str, span: TaggedSpan) -> TaggedSpan:
+    """A unit's span with the words after it that make it another unit.
+
+    The tagger may label the first word of a unit of several: "graus f" is Fahrenheit, not a
+    degree; "metrische ton" tonnes, not metres; "km per hour" a speed.
+    """
+    alone = read_unit(text[span.start : span.end])
+    following = _WORDS_AFTER.match(text, span.end)
+    if following is None:
+        return span
+    added = list(re.finditer(r" (\S+)", following.group()))
+    for count in range(len(added), 0, -1):  # the longest reading first
+        end = span.end + added[count - 1].end()
+        reading = read_unit(text[span.start : end])
+        # One added word must be a unit itself: unit names are looked up without their
+        # spaces, and "1,65m en 70 kilo" would read "m en" as minutes.
+        if (
+            reading is not None
+            and reading != alone
+            and any(read_unit(word.group(1)) is not None for word in added[:count])
+        ):
+            return dataclasses.replace(span, end=end)
+    return span
 
 
 _PREFIX_BEFORE = re.compile(r"(?<![\w.])((?:[^\W\d_]\.){1,3}|[^\W\d_]{1,4}\.?) ?$")

@@ -231,6 +231,28 @@ def test_a_unit_span_that_is_the_preposition_in_is_no_unit(text: str, unit: str 
     assert values["unit"] == unit
 
 
+@pytest.mark.parametrize(
+    ("text", "word", "unit", "span_text"),
+    [
+        ("98,6 graus f é uma temperatura normal", "graus", "°F", "graus f"),
+        ("34.500 metrische ton koperkathodes", "metrische", "t", "metrische ton"),
+        ("he drove 80 km per hour today", "km", "km/h", "km per hour"),
+        ("a 10 kg box of apples", "kg", "kg", "kg"),  # "kg box" is no other unit
+        ("ik ben 1,65m en 70 kilo", "m", "m", "m"),  # "m en" is no minute
+    ],
+)
+def test_a_unit_span_takes_the_words_that_make_it_another_unit(
+    text: str, word: str, unit: str, span_text: str
+) -> None:
+    start = text.index(word)
+    spans = [TaggedSpan("UNIT", start, start + len(word), (0.9,))]
+    fields = {"unit": CrfField(label="UNIT", normalize="unit")}
+    schema = _unit_data("extract_quantity")["output"]["properties"]
+    values, chosen = choose_fields(text, spans, fields, schema)
+    assert values["unit"] == unit
+    assert text[chosen["unit"].start : chosen["unit"].end] == span_text
+
+
 # -- training --------------------------------------------------------------------------------
 
 
