@@ -28,6 +28,7 @@ from aau.values._disk_cache import cached
 from aau.values._text import key
 
 __all__ = [
+    "CONSTRUCTED_LANGUAGES",
     "Tables",
     "date_order",
     "language_of",
@@ -36,6 +37,11 @@ __all__ = [
 ]
 
 Languages = AbstractSet[str]
+
+CONSTRUCTED_LANGUAGES = frozenset({"eo", "ia", "ie", "io", "jbo", "tok", "vo"})
+"""Constructed languages CLDR covers: next to no text is written in them, and their words are
+words of natural languages (Interlingua's "mense", a month, is Dutch "mensen", people; its
+"milles", thousands, French miles). The readers leave their scale and unit words out."""
 
 
 @dataclass(frozen=True, slots=True)

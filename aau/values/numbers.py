@@ -195,11 +195,12 @@ was 2,500). Finance's "MM" (a million) is read next to money only."""
 
 @cache
 def _scales() -> dict[str, dict[str, Decimal]]:
-    table = {
-        word: dict(values)
-        for word, values in _cldr.tables().scales.items()
-        if len(word) >= 4 or _WIDELY_WRITTEN.intersection(values)
-    }
+    table = {}
+    for word, by_language in _cldr.tables().scales.items():
+        values = {lang: v for lang, v in by_language.items()
+                  if lang not in _cldr.CONSTRUCTED_LANGUAGES}  # fmt: skip
+        if values and (len(word) >= 4 or _WIDELY_WRITTEN.intersection(values)):
+            table[word] = values
     for word, value in _EXTRA_SCALES.items():
         table[key(word)] = {"*": Decimal(value)}
     for word in (*_LETTER_SCALES, *_WORDS_NOT_SCALES):

@@ -332,19 +332,15 @@ _COMPOUND_NAMES = {"mi/h": "mph", "kbit/s": "kbit/s"}
 _LENGTHS = frozenset({"km", "m", "dm", "cm", "mm", "µm", "nm", "mi", "yd", "ft", "in", "hm", "dam"})
 
 
-_CONSTRUCTED_LANGUAGES = frozenset({"eo", "ia", "ie", "io", "jbo", "tok", "vo"})
-"""Constructed languages CLDR covers: next to no text is written in them, and their unit words
-are words of natural languages (Interlingua's "mense" made Dutch "mensen", people, months)."""
-
-
 @cache
 def _cldr_units() -> dict[str, str]:
     """CLDR unit-name key -> canonical symbol (the id most languages write it for)."""
     by_id = {cldr_id: symbol for symbol, (_, ids) in CANONICAL_UNITS.items() for cldr_id in ids}
     out: dict[str, str] = {}
     for name, ids in _cldr.tables().units.items():
-        known = [(len(langs - _CONSTRUCTED_LANGUAGES), cldr_id) for cldr_id, langs in ids.items()
-                 if cldr_id in by_id and langs - _CONSTRUCTED_LANGUAGES]  # fmt: skip
+        known = [(len(langs - _cldr.CONSTRUCTED_LANGUAGES), cldr_id)
+                 for cldr_id, langs in ids.items()
+                 if cldr_id in by_id and langs - _cldr.CONSTRUCTED_LANGUAGES]  # fmt: skip
         if known:
             out[name] = by_id[max(known)[1]]
     return out

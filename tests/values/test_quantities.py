@@ -194,8 +194,10 @@ def test_find_quantities_passes_over_money_and_decades() -> None:
         # ordinals rank, they count nothing: "tweede dek" was two decades
         ("een tweede dek op een 2,5 mijl lang stuk", [("2,5 mijl", 2.5, "mi")]),
         ("the third box holds 4 kg", [("4 kg", 4, "kg")]),
-        # Interlingua's "mense" (month) made Dutch "mensen" (people) months
+        # Interlingua's "mense" (month) made Dutch "mensen" (people) months, and its "milles"
+        # (thousands) French miles a number
         ("68 ons blikken nadat meer dan 100 mensen", [("68 ons", 68, "oz")]),
+        ("à 5 milles de la côte", [("5 milles", 5, "mi")]),
         # a scale's letter after a degree word is the scale, not a word
         ("98,6 graus f é uma temperatura normal", [("98,6 graus f", 98.6, "°F")]),
         ("it was 20 degrees c outside", [("20 degrees c", 20, "°C")]),
