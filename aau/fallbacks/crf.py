@@ -490,13 +490,15 @@ def choose_fields(
             (s for s in spans if s.label == mapping.label), key=lambda s: (-s.score, s.start)
         )
         for span in candidates:
-            if mapping.normalize == "amount":
+            if mapping.normalize in ("amount", "number"):
                 span = _with_scale_word(text, span)
             elif mapping.normalize == "currency":
                 span = _with_country_prefix(text, span)
             elif mapping.normalize == "unit":
                 if is_preposition_in(text, span.start):
                     continue  # "3 in a row": the preposition, not inches
+                if _is_scale_word(text[span.start : span.end]):
+                    continue  # "2,4 miljard liter": the number's scale, not miles
                 span = _with_unit_words(text, span)
             value = functions[field](text[span.start : span.end])
             schema = field_schemas.get(field)
@@ -527,6 +529,12 @@ def _with_scale_word(text: str, span: TaggedSpan) -> TaggedSpan:
     return span if end == span.end else dataclasses.replace(span, end=end)
 
 
+def _is_scale_word(word: str) -> bool:
+    """A scale word of four letters or more ("miljard", "milyar"), never a unit."""
+    bare = word.strip().rstrip(".")
+    return len(bare) >= 4 and bare.isalpha() and scale_value(bare) is not None
+
+
 _WORDS_AFTER = re.compile(r"(?: [^\W\d_][^\s\d,;.!?]{0,15}){1,2}")
 
 
@@ -544,12 +552,16 @@ def _with_unit_words(text: str, span: TaggedSpan) -> TaggedSpan:
     for count in range(len(added), 0, -1):  # the longest reading first
         end = span.end + added[count - 1].end()
         reading = read_unit(text[span.start : end])
-        # One added word must be a unit itself: unit names are looked up without their
-        # spaces, and "1,65m en 70 kilo" would read "m en" as minutes.
+        # One added word must be a unit itself, or make a power of it ("metros cuadrados"):
+        # unit names are looked up without their spaces, and "1,65m en 70 kilo" would read
+        # "m en" as minutes.
         if (
             reading is not None
             and reading != alone
-            and any(read_unit(word.group(1)) is not None for word in added[:count])
+            and (
+                reading.rstrip("23") == alone
+                or any(read_unit(word.group(1)) is not None for word in added[:count])
+            )
         ):
             return dataclasses.replace(span, end=end)
     return span

@@ -239,6 +239,7 @@ def test_a_unit_span_that_is_the_preposition_in_is_no_unit(text: str, unit: str 
         ("he drove 80 km per hour today", "km", "km/h", "km per hour"),
         ("a 10 kg box of apples", "kg", "kg", "kg"),  # "kg box" is no other unit
         ("ik ben 1,65m en 70 kilo", "m", "m", "m"),  # "m en" is no minute
+        ("a 660 metros cuadrados en las ciudades", "metros", "m2", "metros cuadrados"),
     ],
 )
 def test_a_unit_span_takes_the_words_that_make_it_another_unit(
@@ -251,6 +252,16 @@ def test_a_unit_span_takes_the_words_that_make_it_another_unit(
     values, chosen = choose_fields(text, spans, fields, schema)
     assert values["unit"] == unit
     assert text[chosen["unit"].start : chosen["unit"].end] == span_text
+
+
+def test_a_scale_word_is_the_numbers_not_a_unit() -> None:
+    text = "ongeveer 2,4 miljard liter vliegtuigbrandstof"
+    spans = [TaggedSpan("VALUE", 9, 12, (0.9,)), TaggedSpan("UNIT", 13, 20, (0.9,))]
+    fields = {"value": CrfField(label="VALUE", normalize="number"),
+              "unit": CrfField(label="UNIT", normalize="unit")}  # fmt: skip
+    schema = _unit_data("extract_quantity")["output"]["properties"]
+    values, _ = choose_fields(text, spans, fields, schema)
+    assert values == {"value": 2_400_000_000, "unit": None}  # was 2.4 miles
 
 
 # -- training --------------------------------------------------------------------------------
