@@ -209,13 +209,19 @@ def test_span_that_does_not_normalize_or_fit_the_schema_gives_way_to_the_next() 
 def test_an_amount_span_takes_the_scale_word_after_it(
     text: str, digits: str, amount: float, span_text: str
 ) -> None:
-    start = text.index(digits)
-    spans = [TaggedSpan("AMOUNT", start, start + len(digits), (0.9,))]
-    fields = {"amount": CrfField(label="AMOUNT", normalize="amount")}
-    schema = _unit_data("extract_price")["output"]["properties"]
+    assert _one_span_chosen(text, digits, "amount", "extract_price") == (amount, span_text)
+
+
+def _one_span_chosen(text: str, tagged: str, normalize: str, unit: str) -> tuple[Any, str]:
+    """The value and span that ``choose_fields`` makes of one tagged span (the field is named
+    after its normalizer)."""
+    start = text.index(tagged)
+    spans = [TaggedSpan("X", start, start + len(tagged), (0.9,))]
+    fields = {normalize: CrfField(label="X", normalize=normalize)}
+    schema = _unit_data(unit)["output"]["properties"]
     values, chosen = choose_fields(text, spans, fields, schema)
-    assert values["amount"] == amount
-    assert text[chosen["amount"].start : chosen["amount"].end] == span_text
+    span = chosen.get(normalize)
+    return values[normalize], "" if span is None else text[span.start : span.end]
 
 
 @pytest.mark.parametrize(
@@ -245,13 +251,7 @@ def test_a_unit_span_that_is_the_preposition_in_is_no_unit(text: str, unit: str 
 def test_a_unit_span_takes_the_words_that_make_it_another_unit(
     text: str, word: str, unit: str, span_text: str
 ) -> None:
-    start = text.index(word)
-    spans = [TaggedSpan("UNIT", start, start + len(word), (0.9,))]
-    fields = {"unit": CrfField(label="UNIT", normalize="unit")}
-    schema = _unit_data("extract_quantity")["output"]["properties"]
-    values, chosen = choose_fields(text, spans, fields, schema)
-    assert values["unit"] == unit
-    assert text[chosen["unit"].start : chosen["unit"].end] == span_text
+    assert _one_span_chosen(text, word, "unit", "extract_quantity") == (unit, span_text)
 
 
 def test_a_scale_word_is_the_numbers_not_a_unit() -> None:
