@@ -59,7 +59,7 @@ from aau.spec.model import FallbackSpec, Issue, UnitSpec
 from aau.terms.matcher import TermMatcher
 from aau.terms.store import shipped_dictionaries
 from aau.values.money import currency_codes, is_currency_marker
-from aau.values.numbers import scale_value
+from aau.values.numbers import is_scale_word, scale_value
 from aau.values.quantities import is_preposition_in, read_unit
 
 if TYPE_CHECKING:
@@ -497,7 +497,7 @@ def choose_fields(
             elif mapping.normalize == "unit":
                 if is_preposition_in(text, span.start):
                     continue  # "3 in a row": the preposition, not inches
-                if _is_scale_word(text[span.start : span.end]):
+                if is_scale_word(text[span.start : span.end]):
                     continue  # "2,4 miljard liter": the number's scale, not miles
                 span = _with_unit_words(text, span)
             value = functions[field](text[span.start : span.end])
@@ -527,12 +527,6 @@ def _with_scale_word(text: str, span: TaggedSpan) -> TaggedSpan:
             break
         end = match.start(1) + len(word)
     return span if end == span.end else dataclasses.replace(span, end=end)
-
-
-def _is_scale_word(word: str) -> bool:
-    """A scale word of four letters or more ("miljard", "milyar"), never a unit."""
-    bare = word.strip().rstrip(".")
-    return len(bare) >= 4 and bare.isalpha() and scale_value(bare) is not None
 
 
 _WORDS_AFTER = re.compile(r"(?: [^\W\d_][^\s\d,;.!?]{0,15}){1,2}")

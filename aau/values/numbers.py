@@ -679,6 +679,15 @@ def _range_parts(text: str, locale: str | None) -> tuple[Decimal, Decimal] | Non
     return low, high
 
 
+def is_scale_word(word: str) -> bool:
+    """A scale word of four letters or more ("miljard", "milyar", "miliardi"): never a unit.
+
+    Shorter ones ("mil", "tsd") are units or abbreviations as often, and stay what reads them.
+    """
+    bare = word.strip().rstrip(".")
+    return len(bare) >= 4 and bare.isalpha() and scale_value(bare) is not None
+
+
 def is_short_word(number: str) -> bool:
     """A number word of one or two ASCII letters ("os", "um", "on"): far more often a word."""
     return len(number) < 3 and number.isalpha() and number.isascii()

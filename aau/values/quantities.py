@@ -671,7 +671,7 @@ def _unit_after(text: str) -> tuple[str, int] | None:
         ends += list(range(min(ends[0], 10), 0, -1))  # scripts without spaces: "米半", "公斤"
     for end in sorted(set(ends), reverse=True):
         candidate = stripped[:end].rstrip(",;:?!)\"'»")
-        if candidate.casefold() in _LEAD_CONNECTORS or _is_scale_word(candidate):
+        if candidate.casefold() in _LEAD_CONNECTORS or numbers.is_scale_word(candidate):
             continue  # "3 miliardi di", "iki milyar": a scale word or "of", never a unit
         last = candidate.rsplit(None, 1)
         if (
@@ -698,12 +698,6 @@ def _unit_after(text: str) -> tuple[str, int] | None:
                 candidate = candidate[:-1]  # the sentence's full stop, not an abbreviation's
             return unit, lead + len(candidate)
     return None
-
-
-def _is_scale_word(word: str) -> bool:
-    """A scale word of four letters or more ("milyar", "miliardi"; "mil" stays a unit here)."""
-    bare = word.rstrip(".")
-    return len(bare) >= 4 and bare.isalpha() and numbers.scale_value(bare) is not None
 
 
 _MARKS = {'"': "in", "″": "in", "'": "ft", "′": "ft"}
