@@ -368,14 +368,22 @@ def _generic_stems() -> frozenset[str]:
 
 
 @cache
-def _stems(code: str) -> frozenset[str]:
-    """Five-letter stems of the Latin words of ``_hint_phrases`` ("finla" for "finlandese")."""
-    return frozenset(
-        word[:5]
+def _phrase_stems(code: str) -> tuple[frozenset[str], ...]:
+    """Per hint phrase of ``code``, the five-letter stems of its Latin words ("finla")."""
+    return tuple(
+        frozenset(
+            word[:5]
+            for word in phrase.split()
+            if len(word) >= 5 and word.isalpha() and _latin(word)
+        )
         for phrase in _hint_phrases(code)
-        for word in phrase.split()
-        if len(word) >= 5 and word.isalpha() and _latin(word)
     )
+
+
+@cache
+def _stems(code: str) -> frozenset[str]:
+    """The stems of all of ``code``'s hint phrases (``_phrase_stems``)."""
+    return frozenset().union(*_phrase_stems(code))
 
 
 def _from_context(candidates: frozenset[str], context: str) -> str | None:
@@ -406,21 +414,11 @@ def _from_context(candidates: frozenset[str], context: str) -> str | None:
         return next(iter(stemmed))
     # Shared stems: the one currency a whole name of which the words hold ("fiorini olandesi"
     # is the Dutch guilder's; the Antillean one's is "fiorini delle Antille olandesi").
+    generic = _generic_stems()
     whole = {code for code in candidates
-             if any(stems and stems <= words for stems in _phrase_stems(code))}  # fmt: skip
+             if any(not stems <= generic and stems - generic <= words
+                    for stems in _phrase_stems(code))}  # fmt: skip
     return next(iter(whole)) if len(whole) == 1 else None
-
-
-@cache
-def _phrase_stems(code: str) -> tuple[frozenset[str], ...]:
-    """The stems of each Latin hint phrase of ``code`` that has any (``_stems``, per phrase)."""
-    found = []
-    for phrase in _hint_phrases(code):
-        stems = frozenset(word[:5] for word in phrase.split()
-                          if len(word) >= 5 and word.isalpha() and _latin(word))  # fmt: skip
-        if stems:
-            found.append(stems - _generic_stems())
-    return tuple(stems for stems in found if stems)
 
 
 @cache
