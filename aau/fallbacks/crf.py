@@ -515,9 +515,10 @@ _WORD_AFTER = re.compile(r" ?([^\W\d_][^\s\d]{1,11})")
 
 
 def _with_scale_word(text: str, span: TaggedSpan) -> TaggedSpan:
-    """An amount's span with the scale word after it ("€2.4 billion", "£1.2bn", "₹1.5 lakh").
+    """An amount's or number's span with the scale word after it ("€2.4 billion", "£1.2bn").
 
-    The tagger may end an amount at its digits; the scale word is part of the amount.
+    The tagger may end a number at its digits ("₹1.5 lakh", "2,4 miljard liter"); the scale
+    word is part of it.
     """
     end = span.end
     for _ in range(2):  # "1.5 lakh crore"
