@@ -16,7 +16,9 @@ One reader, in this order:
    be an ordinal or in words ("twenty second of june 2017", "ersten Januar 2018"); weekday
    names and times of day are passed over. Thai Buddhist-era years (2400 and up, with Thai
    text) become Gregorian ones (2560 -> 2017). A name shared by several languages for different
-   months ("listopad") takes ``languages``, else the month most languages give it.
+   months ("listopad") takes ``languages``, else the month most languages give it. A month
+   word with its day beside it wins over one whose day is only the text's one other number,
+   and digits that make a whole numeric date are never a month word's day or year.
 4. dateparser, for what the above does not read, strictly (day, month and year all written) and
    without relative dates ("tomorrow" is no date here).
 
@@ -193,26 +195,46 @@ def _by_names(text: str, languages: Sequence[str] | None) -> tuple[str, int, int
         if hit.value == int(hit.value) and 1 <= hit.value <= 31 and not short:
             for index in range(hit.start, hit.end):
                 values.setdefault(index, (int(hit.value), True))
+    months = {index: month for index, token in enumerate(tokens)
+              if not token.text[0].isdigit()
+              and (month := _month_of(token.text, languages)) is not None}  # fmt: skip
     weekdays = _cldr.tables().weekdays
-    for index, token in enumerate(tokens):
-        if token.text[0].isdigit():
-            continue
-        month = _month_of(token.text, languages)
-        if month is None:
-            continue
-        if key(token.text) in weekdays and len(token.text.rstrip(".")) <= 3:
-            others = [t for t in tokens if t is not token and not t.text[0].isdigit() and
-                      _month_of(t.text, languages) is not None]  # fmt: skip
-            if others:
+    loose: tuple[str, int, int] | None = None
+    for index, month in months.items():
+        word = tokens[index].text
+        if key(word) in weekdays and len(word.rstrip(".")) <= 3:
+            # "okt" is also a weekday somewhere: passed over for a month word as well attested
+            support = _support(word, month, languages)
+            if any(_support(tokens[other].text, other_month, languages) >= support
+                   for other, other_month in months.items() if other != index):  # fmt: skip
                 continue
         found = _around_month(tokens, values, index, month, text)
-        if found is not None:
-            return found
-    return None
+        if found is None:
+            continue
+        (iso, start, end), beside = found
+        if beside:
+            return iso, start, end
+        loose = loose or (iso, start, end)
+    return loose
 
 
-def _around_month(tokens: list[_Token], values: dict[int, tuple[int, bool]], index: int,
-                  month: int, text: str) -> tuple[str, int, int] | None:  # fmt: skip
+def _support(word: str, month: int, languages: Sequence[str] | None) -> int:
+    """How many languages name ``month`` ``word`` (every language counts among ``languages``)."""
+    langs = _cldr.tables().months.get(key(word), {}).get(month, frozenset())
+    if {_cldr.language_of(language) for language in languages or ()} & langs:
+        return len(_cldr.tables().months)  # more than any word's count
+    return len(langs - _cldr.CONSTRUCTED_LANGUAGES)
+
+
+def _around_month(
+    tokens: list[_Token], values: dict[int, tuple[int, bool]], index: int, month: int, text: str
+) -> tuple[tuple[str, int, int], bool] | None:
+    """The date around the month word at ``index``, and whether its day stands beside it.
+
+    A day that is only the one other number of the text is weaker evidence: a month word
+    whose day is beside it is preferred ("Ik zal op woens 26 okt 2016": "zal" names May in
+    Old Prussian, but 26 stands beside "okt").
+    """
     years = [i for i, (value, spoken) in values.items()
              if not spoken and len(tokens[i].text.rstrip(".")) == 4
              and tokens[i].text.rstrip(".").isdigit() and abs(i - index) <= 6]  # fmt: skip
@@ -226,7 +248,7 @@ def _around_month(tokens: list[_Token], values: dict[int, tuple[int, bool]], ind
     day_index = _adjacent_day(tokens, values, index, year_index)
     if day_index is None:
         return None
-    day_first, day_last = day_index
+    (day_first, day_last), beside = day_index
     day = values[day_first][0]
     iso = _valid(year, month, day)
     if iso is None:
@@ -234,12 +256,14 @@ def _around_month(tokens: list[_Token], values: dict[int, tuple[int, bool]], ind
     span = [index, year_index, day_first, day_last]
     last = tokens[max(span)]
     end = last.end - 1 if last is tokens[year_index] and last.text.endswith(".") else last.end
-    return iso, tokens[min(span)].start, end
+    return (iso, tokens[min(span)].start, end), beside
 
 
 def _adjacent_day(tokens: list[_Token], values: dict[int, tuple[int, bool]], month_index: int,
-                  year_index: int) -> tuple[int, int] | None:  # fmt: skip
+                  year_index: int) -> tuple[tuple[int, int], bool] | None:  # fmt: skip
     """The day's token range: next to the month, else the one other number in the text.
+
+    The flag says which: True for a day next to the month.
 
     Fillers such as "of", "de" and weekday names may stand between the month and its day.
     """
@@ -272,10 +296,12 @@ def _adjacent_day(tokens: list[_Token], values: dict[int, tuple[int, bool]], mon
     for _step, cursor in nearest:
         found = day_at(cursor) if 0 <= cursor < len(tokens) else None
         if found:
-            return found
+            return found, True
     others = {day_at(i) for i in values} - {None}
     if len(others) == 1:
-        return others.pop()
+        day = others.pop()
+        assert day is not None
+        return day, False
     return None
 
 
@@ -457,7 +483,10 @@ def _structured(text: str, languages: Sequence[str] | None,
         iso = _numeric(int(match.group(1)), int(match.group(3)), year, order)
         found.append(((iso or ""), match.start(), match.end()))
     named = _by_names(untimed, languages)
-    if named is not None:
+    # Digits that make a whole numeric date are that date, not a day or year of a month word
+    # nearby ("du am 2015.5.13": "du" names November in Breton).
+    if named is not None and not any(start < named[2] and named[1] < end
+                                     for _, start, end in found):  # fmt: skip
         found.append(named)
     return min(found, key=lambda item: item[1]) if found else None
 

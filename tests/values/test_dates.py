@@ -141,3 +141,26 @@ def test_a_dotted_abbreviation_is_one_month_name() -> None:
     from aau.values import read_date
 
     assert read_date("6 มี.ค. 2025") == "2025-03-06"  # Thai: March, never January
+
+
+@pytest.mark.parametrize(
+    ("text", "span", "expected"),
+    [
+        # "du" names November in Breton: the digits beside it make a whole numeric date
+        ("Bist du am 2015.5.13 frei?", "2015.5.13", "2015-05-13"),
+        ("Bist du am 13.5.2015 frei?", "13.5.2015", "2015-05-13"),
+        # "zal" names May in Old Prussian, with no day beside it; 26 stands beside "okt"
+        ("Ik zal op woens 26 okt 15:50:06 2016 terug gaan", "26 okt 15:50:06 2016", "2016-10-26"),
+        # "okt" is also a weekday somewhere, "dag" August in two languages: "okt" is the month
+        ("Woens 26 okt 15:50:06 2016 is geen dag in 2019", "26 okt 15:50:06 2016", "2016-10-26"),
+    ],
+)
+def test_a_rare_month_word_nearby_does_not_take_the_date(
+    text: str, span: str, expected: str
+) -> None:
+    assert [(d.text, d.value) for d in find_dates(text)] == [(span, expected)]
+    assert read_date(text) == expected
+
+
+def test_a_month_word_without_a_day_beside_it_still_reads_when_it_is_the_only_one() -> None:
+    assert read_date("In October we meet, day 26, year 2016") == "2016-10-26"
