@@ -527,14 +527,59 @@ def _fraction_and_exponent(text: str, token: str, value: Decimal, end: int) -> t
 _HANGUL_PLACES = frozenset("십백천만억조")
 
 
+# What may follow a Sino-Korean numeral glued to it: a counter, a particle, a currency name.
+_HANGUL_COUNTERS = ("명", "개", "번", "배", "층", "회", "권", "대", "장", "년", "개월",
+                    "주", "시간", "분", "초", "퍼센트", "프로", "킬로", "미터", "그램",
+                    "리터", "톤")  # fmt: skip
+_HANGUL_PARTICLES = ("은", "는", "을", "를", "의", "도", "과", "와", "입니다", "이다", "이에요",
+                     "예요", "짜리", "까지", "부터")  # fmt: skip
+# Not 에: "천만에요" is "you are welcome".
+_HANGUL_SMALL_PLACES = frozenset("십백천만")
+
+
+@cache
+def _hangul_currencies() -> tuple[str, ...]:
+    """Korean currency names: the last word of CLDR's ``ko`` names ("원", "달러", "유로").
+
+    A name of one syllable other than 원 and 엔 is left out: "조금" ("a little") is no 조 of
+    금 (gold).
+    """
+    from babel import Locale
+
+    names = {name.split()[-1] for name in Locale.parse("ko").currencies.values()}
+    hangul = {name for name in names if re.fullmatch("[가-힣]+", name)}
+    return tuple(sorted({n for n in hangul if len(n) > 1} | {"원", "엔"}, key=len, reverse=True))
+
+
+def _glued_hangul_number(folded: str, start: int, run: str) -> bool:
+    """Whether a Sino-Korean numeral ``run`` glued to the Hangul after it is a number there.
+
+    "오천원" (5,000 won), "오십이명" (52 people), "십육입니다" (it is 16): a run with a place
+    word (십, 백, 천, 만…) before a currency name, a counter or a particle. A one-syllable run
+    only before a currency name and only a small place ("만원": 10,000 won; "조원" is a team
+    member); a digit alone never ("사원" is an employee).
+    """
+    after = folded[start + len(run) : start + len(run) + 4]
+    if len(run) == 1:
+        return run in _HANGUL_SMALL_PLACES and after.startswith(_hangul_currencies())
+    if not any(c in _HANGUL_PLACES for c in run):
+        return False
+    return after.startswith((*_hangul_currencies(), *_HANGUL_COUNTERS, *_HANGUL_PARTICLES))
+
+
 def _hangul_numbers(text: str, folded: str) -> list[NumberSpan]:
     """Sino-Korean numerals, a number written in spaced parts read as one ("오십 이" is 52).
 
     A part joins the number before it when that number has a place word (십, 백, 천…) and the
-    two read together add up ("이천 이백": 2,200); "삼 사" stays three and four.
+    two read together add up ("이천 이백": 2,200); "삼 사" stays three and four. A numeral
+    glued to the word after it counts where that word is a counter, particle or currency
+    (``_glued_hangul_number``).
     """
     found: list[tuple[int, int, Decimal]] = []
     for word in _HANGUL_NUMERAL.finditer(folded):
+        glued = word.end() < len(folded) and "가" <= folded[word.end()] <= "힣"
+        if glued and not _glued_hangul_number(folded, word.start(), word.group()):
+            continue
         value = _words.cjk_value(_words.kana_or_hangul(word.group()))
         if value is None:
             continue
@@ -571,8 +616,9 @@ _STANDALONE = {"½": Decimal("0.5"), "¼": Decimal("0.25"), "¾": Decimal("0.75"
                "⅓": Decimal(1) / 3, "⅔": Decimal(2) / 3, "⅛": Decimal("0.125")}  # fmt: skip
 
 
-_HANGUL_NUMERAL = re.compile(f"(?<![가-힣])[{''.join(sorted(_words.HANGUL_NUMERALS))}]+(?![가-힣])")
-"""A whole Hangul word of Sino-Korean numerals ("삼만", "이십오"); a word's syllable is none."""
+_HANGUL_NUMERAL = re.compile(f"(?<![가-힣])[{''.join(sorted(_words.HANGUL_NUMERALS))}]+")
+"""Sino-Korean numerals that begin a Hangul word ("삼만", "이십오", "오천원"); whether one glued to
+more Hangul is a number is ``_glued_hangul_number``'s to say."""
 _LONE_FRACTION = re.compile(f"(?<![\\d/])[{''.join(_STANDALONE)}](?![\\d/])")
 
 
@@ -590,7 +636,15 @@ def _prepare(text: str) -> str | None:
         r"(?<=\d)[십백천만억조]+", lambda m: "".join(_HANGUL_TAIL[c] for c in m.group()), text
     )
     text = re.sub(r"(?<=[万萬億亿兆]) +(?=\d)", "", text)
+    # A Sino-Korean numeral glued to its counter or currency stands apart: "오천원" -> "오천 원".
+    text = _HANGUL_NUMERAL.sub(lambda m: m.group() + " " if _glued(text, m) else m.group(), text)
     return text or None
+
+
+def _glued(text: str, numeral: re.Match[str]) -> bool:
+    end = numeral.end()
+    return (end < len(text) and "가" <= text[end] <= "힣"
+            and _glued_hangul_number(text, numeral.start(), numeral.group()))  # fmt: skip
 
 
 def _read_decimal(text: str, locale: str | None, languages: Sequence[str] | None) -> Decimal | None:

@@ -210,6 +210,10 @@ def test_lookups_are_fast_once_built() -> None:
         ("1,2 milyar Amerikan doları", [("1,2 milyar Amerikan doları", 1_200_000_000, "USD")]),
         ("Bilet 250 lirası.", [("250 lirası", 250, "TRY")]),
         ("책값은 삼만 원입니다", [("삼만 원", 30000, "KRW")]),
+        # Sino-Korean numerals glued to the currency name; "조금" (a little) is no amount
+        ("일조원의 정부 예산", [("일조원", 1_000_000_000_000, "KRW")]),
+        ("삼만 오천원짜리 가방, 조금 비싸요", [("삼만 오천원", 35000, "KRW")]),
+        ("만원 주세요", [("만원", 10000, "KRW")]),
         ("ढाई सौ रुपये", [("ढाई सौ रुपये", 250, "INR")]),
         ("300万英镑", [("300万英镑", 3_000_000, "GBP")]),
         ("500 Millionen britischen Pfund",

@@ -314,3 +314,22 @@ def test_renderings_read_back() -> None:
     for form in renderings(12500, locales=["en", "de", "fr", "de_CH", "en_IN"]):
         if not any(c.isalpha() for c in form):
             assert read_number(form) == 12500, form
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("오십이명의 사람들이 참석했다", [("오십이", 52)]),  # a counter after it
+        ("내 학생번호는 십육입니다", [("십육", 16)]),  # the copula after it
+        ("이십일조원은 큰 돈이다", [("이십일조", 21_000_000_000_000)]),  # a currency name
+        # words that begin with a numeral syllable: "a little", "employee", "you are welcome"
+        ("조금 더 주세요", []),
+        ("사원 세 명", []),
+        ("천만에요", []),
+    ],
+)
+def test_sino_korean_numerals_glued_to_a_counter_or_particle(
+    text: str, expected: list[tuple[str, int]]
+) -> None:
+    found = find_numbers(text, languages=["ko"])
+    assert [(span.text, span.value) for span in found] == expected
