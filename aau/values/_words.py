@@ -372,7 +372,9 @@ def _cjk_big(tokens: list[_CjkToken]) -> Decimal | None:
 
 def _cjk_section(tokens: list[_CjkToken]) -> Decimal | None:
     total, pending = Decimal(0), None
-    for kind, value in tokens:
+    for index, (kind, value) in enumerate(tokens):
+        if kind == "digit" and value == 0 and pending is None and index + 1 < len(tokens):
+            continue  # 零 holds an empty place: 一千零五十 is 1,050
         if kind in ("digit", "number"):
             if pending is not None:
                 return None
