@@ -619,6 +619,8 @@ _STANDALONE = {"½": Decimal("0.5"), "¼": Decimal("0.25"), "¾": Decimal("0.75"
 _HANGUL_NUMERAL = re.compile(f"(?<![가-힣])[{''.join(sorted(_words.HANGUL_NUMERALS))}]+")
 """Sino-Korean numerals that begin a Hangul word ("삼만", "이십오", "오천원"); whether one glued to
 more Hangul is a number is ``_glued_hangul_number``'s to say."""
+LONE_FRACTIONS = frozenset(_STANDALONE)
+"""Fraction characters that write a number on their own ("½ cup")."""
 _LONE_FRACTION = re.compile(f"(?<![\\d/])[{''.join(_STANDALONE)}](?![\\d/])")
 
 

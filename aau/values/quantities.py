@@ -776,6 +776,8 @@ def _unit_for(
         finish = end + used
         if text[finish:].strip() in _HALF:
             value, finish = value + Decimal("0.5"), len(text)
+        elif text[finish : finish + 1] == "半" and _UNSPACED.search(text[end:finish]):
+            value, finish = value + Decimal("0.5"), finish + 1  # "两米半。": two and a half metres
         before = text[:start].strip()
         if before:
             joined = read_unit(before + text[end:finish])
@@ -892,7 +894,7 @@ def find_quantities(text: str) -> list[QuantitySpan]:
             continue  # "on hold": Turkish "on" (10), Norwegian "to" (2) are words here
         if number.ordinal:
             continue  # "the third box", "een tweede dek": a rank, not a count
-        if len(number.text) == 1 and not number.text.isdigit():  # "½ cup": no digits to scan
+        if number.text in numbers.LONE_FRACTIONS:  # "½ cup": no digits to scan
             follows = prepared[number.end : number.end + 2].strip()[:1]
             after = None
             if follows.isalpha():  # "½ ½ ½…" reads no unit after each

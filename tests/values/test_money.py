@@ -68,6 +68,10 @@ def test_amounts_with_markers(text: str, amount: float, currency: str) -> None:
         ("5人民元と3角", 5.3, "CNY"),
         ("50元6角3分", 50.63, "CNY"),
         ("五元三角", 5.3, "CNY"),
+        # after the yuan one numeral alone is 角 (tenths), 半 a half; 零 keeps 分 (hundredths)
+        ("两块五", 2.5, "CNY"),
+        ("三块半", 3.5, "CNY"),
+        ("两块零五", 2.05, "CNY"),
         ("100ユーロと30", 100.3, "EUR"),
         ("5 euro och 50 cent", 5.5, "EUR"),
         ("25 euros com 50", 25.5, "EUR"),
