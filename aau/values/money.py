@@ -657,12 +657,28 @@ def _names_currency(marker: str, qualifier: str) -> bool:
     return len(candidates) == 1 or _from_context(candidates, qualifier) is not None
 
 
-def _minor_part(rest: str, *, words: bool = False) -> tuple[Decimal, int] | None:
+def _minor_part(
+    rest: str, *, words: bool = False, yuan: bool = False
+) -> tuple[Decimal, int] | None:
     """Minor units after the major ones: "13銭", "と5セント", "e 45 cent", "com 50", " 50".
 
     Without a minor unit's word the minor units are digits, or words (``words``) after an
     amount in words ("zwölf Euro fünfzig"): after "US$82.15", "on" is a word, not 10 cents.
+    After a Chinese yuan character (``yuan``) one numeral alone is 角, tenths ("两块五" is 2.5;
+    "两块零五" 2.05), and 半 a half ("三块半").
     """
+    if yuan:
+        tenths = re.match(r"[一二两三四五六七八九]|半", rest)
+        if tenths is not None and not _CJK_CHAR.match(rest, 1):
+            value = (
+                Decimal("0.5")
+                if tenths.group() == "半"
+                else numbers._read_decimal(  # noqa: SLF001
+                    tenths.group(), None, None
+                )
+            )
+            if value is not None:
+                return (value if tenths.group() == "半" else value / 10), 1
     text = rest
     consumed = 0
     total = Decimal(0)
@@ -826,7 +842,7 @@ def _around(
         amount *= scale  # "75 usd milhões"
         rest = rest[scale_end:]
     # an amount with decimals has its minor units already: "EUR29.66 and 3 100р." is two
-    minor = _minor_part(rest) if amount % 1 == 0 else None
+    minor = _minor_part(rest, yuan=key(marker) in _YUAN) if amount % 1 == 0 else None
     if minor is not None:
         amount += minor[0]
         rest = rest[minor[1] :]
@@ -848,6 +864,8 @@ def _around(
     return Money(numbers._number(amount), code)  # noqa: SLF001
 
 
+_YUAN = frozenset({"元", "块", "塊", "圆", "圓"})
+"""The yuan's characters, after which one numeral alone counts tenths (``_minor_part``)."""
 _GLUED_SCALES = {"m": Decimal(10**6), "mm": Decimal(10**6), "b": Decimal(10**9),
                  "bn": Decimal(10**9), "tn": Decimal(10**12)}  # fmt: skip
 _GLUED_SCALE = re.compile(r"(m|mm|bn?|tn)(?![^\W\d_])", re.IGNORECASE)
@@ -896,7 +914,9 @@ def _in_words(text: str, locale: str | None, context: str) -> Money | None:
             if value is None:
                 break
             rest = text[words[index + count - 1].end() :]
-            minor = _minor_part(rest, words=not any(c.isdigit() for c in head))
+            minor = _minor_part(
+                rest, words=not any(c.isdigit() for c in head), yuan=key(piece) in _YUAN
+            )
             if minor is not None:
                 value += minor[0]
                 rest = rest[minor[1] :]
