@@ -667,18 +667,9 @@ def _minor_part(
     After a Chinese yuan character (``yuan``) one numeral alone is 角, tenths ("两块五" is 2.5;
     "两块零五" 2.05), and 半 a half ("三块半").
     """
-    if yuan:
-        tenths = re.match(r"[一二两三四五六七八九]|半", rest)
-        if tenths is not None and not _CJK_CHAR.match(rest, 1):
-            value = (
-                Decimal("0.5")
-                if tenths.group() == "半"
-                else numbers._read_decimal(  # noqa: SLF001
-                    tenths.group(), None, None
-                )
-            )
-            if value is not None:
-                return (value if tenths.group() == "半" else value / 10), 1
+    if yuan and (tenths := _YUAN_TENTHS.match(rest)) and not _CJK_CHAR.match(rest, 1):
+        digit = _words.cjk_value(tenths.group())
+        return (digit / 10 if digit is not None else Decimal("0.5")), 1  # 半: no digit
     text = rest
     consumed = 0
     total = Decimal(0)
@@ -866,6 +857,7 @@ def _around(
 
 _YUAN = frozenset({"元", "块", "塊", "圆", "圓"})
 """The yuan's characters, after which one numeral alone counts tenths (``_minor_part``)."""
+_YUAN_TENTHS = re.compile("[一二两三四五六七八九半]")
 _GLUED_SCALES = {"m": Decimal(10**6), "mm": Decimal(10**6), "b": Decimal(10**9),
                  "bn": Decimal(10**9), "tn": Decimal(10**12)}  # fmt: skip
 _GLUED_SCALE = re.compile(r"(m|mm|bn?|tn)(?![^\W\d_])", re.IGNORECASE)
