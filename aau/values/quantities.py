@@ -296,6 +296,11 @@ _WORDS = {
     "फॉरेनहाइट": "°F", "फ़ॉ": "°F", "फॉ": "°F", "华氏": "°F", "华氏温度": "°F", "華氏": "°F",
     "kelvin": "K", "kelvins": "K", "c": "°C", "f": "°F", "decibel": "dB", "decibels": "dB",
     "センチ": "cm", "ミリ": "mm",
+    # a Chinese count word (个) before a duration, and the forms of Japanese か月
+    "个小时": "h", "個小時": "h", "钟头": "h", "个钟头": "h", "鐘頭": "h", "個鐘頭": "h",
+    "个星期": "week", "個星期": "week", "礼拜": "week", "个礼拜": "week", "禮拜": "week",
+    "個禮拜": "week", "ヶ月": "month", "ケ月": "month", "カ月": "month", "ヵ月": "month",
+    "箇月": "month",
     "千米": "km", "公里": "km", "米": "m", "公尺": "m", "厘米": "cm", "公分": "cm", "毫米": "mm",
     "千克": "kg", "公斤": "kg", "克": "g", "毫克": "mg", "微克": "µg", "吨": "t", "噸": "t",
     "升": "l", "公升": "l", "毫升": "ml", "千比特": "kbit", "兆比特": "Mbit", "比特": "bit",
@@ -767,6 +772,10 @@ def _unit_for(
     if uncertainty is not None:
         end = uncertainty.end()  # "2,000.45±0.01 pounds": the value, not its uncertainty
     after = _unit_after(text[end:])
+    if _COUNT_WORD_HALF.match(text, end):  # "一个半小时": one and a half hours, not 1.5 pieces
+        duration = _unit_after(text[end + 2 :])
+        if duration is not None and duration[0] != "piece":
+            value, after = value + Decimal("0.5"), (duration[0], 2 + duration[1])
     if after is not None and after[0] == "K" and text[end : end + after[1]].strip() == "k":
         then = _unit_after(text[end + after[1] :])
         if then is not None and then[0] != "K":  # "0.5k miles": a thousand, not kelvin
@@ -794,6 +803,8 @@ def _unit_for(
     return None
 
 
+_COUNT_WORD_HALF = re.compile("[个個]半")
+"""Chinese count word and half between a number and its unit ("两个半月": two and a half months)."""
 _PLUS_MINUS = re.compile(r"\s*(?:±|\+/-|\+-)\s*\d+(?:[.,]\d+)?")
 """An uncertainty after a value, before its unit."""
 _AND_A_HALF = re.compile(r"\s+buçuk(?!\w)", re.IGNORECASE)

@@ -333,6 +333,9 @@ def test_a_year_before_a_full_stop_is_no_quantity() -> None:
         ("两地相距12千米", 12, "km"),
         ("他跑了两米半。", 2.5, "m"),  # a CJK numeral alone, then the unit, then 半
         ("三公斤半的米", 3.5, "kg"),
+        ("他等了三个钟头", 3, "h"),  # the count word 个 before a duration: hours, not pieces
+        ("会议开了一个半小时", 1.5, "h"),
+        ("二ヶ月後に", 2, "month"),
         ("正常的温度是华氏温度98.6度", 98.6, "°F"),
         ("Convertir 10 celsius a fahrenheit", 10, "°C"),
         ("E 100 °C?", 100, "°C"),
