@@ -19,6 +19,7 @@ One reader, in this order:
    months ("listopad") takes ``languages``, else the month most languages give it. A month
    word with its day beside it wins over one whose day is only the text's one other number,
    and digits that make a whole numeric date are never a month word's day or year.
+   Holidays the year fixes, named with that year ("Pfingsten 2022"), are dates too.
 4. dateparser, for what the above does not read, strictly (day, month and year all written) and
    without relative dates ("tomorrow" is no date here).
 
@@ -31,6 +32,7 @@ import datetime as dt
 import re
 from collections import Counter
 from collections.abc import Sequence
+from functools import cache
 from typing import NamedTuple
 
 from aau.values import _cldr, _words
@@ -73,6 +75,7 @@ _ORDINAL = re.compile(
 _FILLERS = frozenset({"de", "of", "the", "den", "der", "le", "el", "del", "di", "am", "du", "van",
                       "la", "il", "do", "da", "em", "ye", "im", "jahr", "jahres", "year",
                       "on", "à", "a", "dem"})  # fmt: skip
+_YEAR = re.compile(r"(?<!\d)\d{4}(?!\d)")
 _PUNCTUATION = re.compile(r"[\s/\-.,:;()\[\]\"'«»،]+")
 
 
@@ -405,6 +408,37 @@ def _holiday(text: str) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
+@cache
+def _holiday_names() -> re.Pattern[str]:
+    """Every holiday name of the tables, longest first, as one pattern (whole words)."""
+    names = [name for names in (*_EASTER_DAYS.values(), *_FIXED_DAYS.values()) for name in names]
+    parts = [re.escape(name) if not name[0].isalpha() or not name.isascii()
+             else rf"(?<!\w){re.escape(name)}(?!\w)"
+             for name in sorted(names, key=len, reverse=True)]  # fmt: skip
+    return re.compile("|".join(parts), re.IGNORECASE)
+
+
+_HOLIDAY_REACH = 24  # characters between a holiday's name and its year ("Pfingsten 2022")
+
+
+def _holiday_spans(text: str) -> list[DateSpan]:
+    """Holidays named with their year nearby: "Pfingsten 2022", "2010 के पृथ्वी दिवस"."""
+    spans: list[DateSpan] = []
+    for match in _holiday_names().finditer(text):
+        lead = max(0, match.start() - _HOLIDAY_REACH)
+        years = [(lead + y.start(), lead + y.end()) for y in _YEAR.finditer(
+            text[lead : match.end() + _HOLIDAY_REACH])]  # fmt: skip
+        years = [y for y in years if not match.start() <= y[0] < match.end()]
+        if not years:
+            continue
+        near = min(years, key=lambda y: min(abs(y[0] - match.end()), abs(match.start() - y[1])))
+        start, end = min(match.start(), near[0]), max(match.end(), near[1])
+        iso = _holiday(text[start:end])
+        if iso is not None:
+            spans.append(DateSpan(start, end, text[start:end], iso))
+    return spans
+
+
 def _mentions(text: str, name: str) -> bool:
     if not name.isascii() and not name[0].isalpha():
         return name in text
@@ -519,4 +553,7 @@ def find_dates(
         if iso and span_end > position:
             spans.append(DateSpan(span_start, span_end, text[span_start:span_end], iso))
         position = max(position, span_end, anchor.end())
-    return spans
+    for holiday in _holiday_spans(folded):
+        if not any(holiday.start < span.end and span.start < holiday.end for span in spans):
+            spans.append(holiday._replace(text=text[holiday.start : holiday.end]))
+    return sorted(spans)

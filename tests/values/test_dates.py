@@ -164,3 +164,22 @@ def test_a_rare_month_word_nearby_does_not_take_the_date(
 
 def test_a_month_word_without_a_day_beside_it_still_reads_when_it_is_the_only_one() -> None:
     assert read_date("In October we meet, day 26, year 2016") == "2016-10-26"
+
+
+@pytest.mark.parametrize(
+    ("text", "span", "expected"),
+    [
+        ("Wann ist Pfingsten 2022?", "Pfingsten 2022", "2022-06-05"),
+        ("Ich besuche dich an Heilige Drei Könige im Jahr 2020",
+         "Heilige Drei Könige im Jahr 2020", "2020-01-06"),
+        ("मैं 2010 के पृथ्वी दिवस पर वापस जाऊंगा", "2010 के पृथ्वी दिवस", "2010-04-22"),
+    ],
+)  # fmt: skip
+def test_find_dates_finds_a_holiday_with_its_year(text: str, span: str, expected: str) -> None:
+    assert [(d.text, d.value) for d in find_dates(text)] == [(span, expected)]
+
+
+def test_a_holiday_without_a_year_nearby_is_no_date() -> None:
+    assert find_dates("We met at Easter.") == []
+    found = find_dates("Christmas is near; the invoice of 3 May 2019 is paid.")
+    assert [(d.text, d.value) for d in found] == [("3 May 2019", "2019-05-03")]
