@@ -512,15 +512,21 @@ def choose_fields(
 
 
 _WORD_AFTER = re.compile(r" ?([^\W\d_][^\s\d]{1,11})")
+_TOKEN_AFTER = re.compile(r" ?(\S{1,12})(?= )")
 
 
 def _with_scale_word(text: str, span: TaggedSpan) -> TaggedSpan:
     """An amount's or number's span with the scale word after it ("€2.4 billion", "£1.2bn").
 
     The tagger may end a number at its digits ("₹1.5 lakh", "2,4 miljard liter"); the scale
-    word is part of it.
+    word is part of it, also after a currency marker ("75 USD milhões").
     """
     end = span.end
+    marker = _TOKEN_AFTER.match(text, end)
+    if marker is not None and is_currency_marker(marker.group(1)):
+        scaled = _WORD_AFTER.match(text, marker.end())
+        if scaled is not None and scale_value(scaled.group(1).rstrip(".,;:!?)")) is not None:
+            end = marker.end()  # "75 USD milhões": the scale word after the currency's code
     for _ in range(2):  # "1.5 lakh crore"
         match = _WORD_AFTER.match(text, end)
         word = match.group(1).rstrip(".,;:!?)") if match else ""

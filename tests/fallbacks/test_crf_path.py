@@ -264,6 +264,16 @@ def test_a_scale_word_is_the_numbers_not_a_unit() -> None:
     assert values == {"value": 2_400_000_000, "unit": None}  # was 2.4 miles
 
 
+def test_a_scale_word_after_the_currency_code_is_the_amounts() -> None:
+    text = "Eles perderam 75 USD milhões nos últimos três anos."
+    spans = [TaggedSpan("AMOUNT", 14, 16, (0.9,)), TaggedSpan("CURRENCY", 17, 20, (0.9,))]
+    fields = {"amount": CrfField(label="AMOUNT", normalize="amount"),
+              "currency": CrfField(label="CURRENCY", normalize="currency")}  # fmt: skip
+    schema = _unit_data("extract_price")["output"]["properties"]
+    values, _ = choose_fields(text, spans, fields, schema)
+    assert values == {"amount": 75_000_000, "currency": "USD"}  # was 75
+
+
 # -- training --------------------------------------------------------------------------------
 
 
