@@ -31,7 +31,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import cache
 from typing import NamedTuple
 
@@ -409,13 +409,22 @@ def _holiday(text: str) -> str | None:
 
 
 @cache
-def _holiday_names() -> re.Pattern[str]:
-    """Every holiday name of the tables, longest first, as one pattern (whole words)."""
-    names = [name for names in (*_EASTER_DAYS.values(), *_FIXED_DAYS.values()) for name in names]
-    parts = [re.escape(name) if not name[0].isalpha() or not name.isascii()
-             else rf"(?<!\w){re.escape(name)}(?!\w)"
-             for name in sorted(names, key=len, reverse=True)]  # fmt: skip
-    return re.compile("|".join(parts), re.IGNORECASE)
+def _holiday_names() -> tuple[re.Pattern[str], dict[str, tuple[int, int] | int]]:
+    """Every holiday name of the tables as one pattern, and the day each names.
+
+    The day is a (month, day) or a count of days from Easter; names are whole words, the
+    longest tried first.
+    """
+    dated: dict[str, tuple[int, int] | int] = {}
+    for offset, names in _EASTER_DAYS.items():
+        dated.update(dict.fromkeys(names, offset))
+    for month_day, names in _FIXED_DAYS.items():
+        dated.update(dict.fromkeys(names, month_day))
+    ordered = sorted(dated, key=len, reverse=True)
+    words = "|".join(re.escape(n) for n in ordered if n[0].isalpha() and n.isascii())
+    others = "|".join(re.escape(n) for n in ordered if not (n[0].isalpha() and n.isascii()))
+    # One look-behind before the words: inside a word it fails before any name is tried.
+    return re.compile(rf"(?<!\w)(?:{words})(?!\w)|{others}", re.IGNORECASE), dated
 
 
 _HOLIDAY_REACH = 24  # characters between a holiday's name and its year ("Pfingsten 2022")
@@ -423,20 +432,43 @@ _HOLIDAY_REACH = 24  # characters between a holiday's name and its year ("Pfings
 
 def _holiday_spans(text: str) -> list[DateSpan]:
     """Holidays named with their year nearby: "Pfingsten 2022", "2010 के पृथ्वी दिवस"."""
+    pattern, dated = _holiday_names()
     spans: list[DateSpan] = []
-    for match in _holiday_names().finditer(text):
+    for match in _near_years(pattern, text):
+        day = dated.get(match.group().casefold())
         lead = max(0, match.start() - _HOLIDAY_REACH)
         years = [(lead + y.start(), lead + y.end()) for y in _YEAR.finditer(
             text[lead : match.end() + _HOLIDAY_REACH])]  # fmt: skip
-        years = [y for y in years if not match.start() <= y[0] < match.end()]
-        if not years:
+        if day is None or not years:
             continue
         near = min(years, key=lambda y: min(abs(y[0] - match.end()), abs(match.start() - y[1])))
+        year = int(text[near[0] : near[1]])
+        try:
+            date = (dt.date(year, *day) if isinstance(day, tuple)
+                    else _easter(year) + dt.timedelta(days=day))  # fmt: skip
+        except ValueError:
+            continue  # year 0000
         start, end = min(match.start(), near[0]), max(match.end(), near[1])
-        iso = _holiday(text[start:end])
-        if iso is not None:
-            spans.append(DateSpan(start, end, text[start:end], iso))
+        spans.append(DateSpan(start, end, text[start:end], date.isoformat()))
     return spans
+
+
+def _near_years(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
+    """``pattern``'s matches within reach of a four-digit year.
+
+    Only where a year is near: the pattern of every holiday name over a whole text cost as much
+    as the rest of ``find_dates``.
+    """
+    reach = _HOLIDAY_REACH + max(len(name) for name in _holiday_names()[1])
+    windows: list[list[int]] = []
+    for year in _YEAR.finditer(text):
+        start, end = max(0, year.start() - reach), min(len(text), year.end() + reach)
+        if windows and start <= windows[-1][1]:
+            windows[-1][1] = end
+        else:
+            windows.append([start, end])
+    for start, end in windows:
+        yield from pattern.finditer(text, start, end)
 
 
 def _mentions(text: str, name: str) -> bool:
