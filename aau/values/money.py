@@ -953,11 +953,37 @@ def find_money(text: str, *, locale: str | None = None) -> list[MoneySpan]:
     of words around it that ``read_money`` reads as one amount ("c $ 16.4 million", "1 250,50
     Kč", "tredici euro e quarantacinque cent"); a number without a marker next to it is not
     money. Ambiguous markers are resolved by the words around the amount, then ``locale``
-    (``read_currency``). At most ``MAX_TEXT`` characters are scanned.
+    (``read_currency``). At most ``MAX_TEXT`` characters are scanned. In Japanese and Korean
+    text a backslash before digits is the yen or won sign, as their old encodings print it.
     """
     if not isinstance(text, str) or not text.strip():
         return []
-    text = text[: numbers.MAX_TEXT]
+    written = text[: numbers.MAX_TEXT]
+    text = _national_backslash(written)
+    found = _found_money(text, locale)
+    if text is written:
+        return found
+    return [span._replace(text=written[span.start : span.end]) for span in found]
+
+
+_BACKSLASH_AMOUNT = re.compile(r"\\(?=\d)")
+_KANA = re.compile("[\u3040-\u30ff]")
+_HANGUL = re.compile("[\uac00-\ud7a3]")
+
+
+def _national_backslash(text: str) -> str:
+    r"""``text`` with "\100" as "¥100" in Japanese, "₩100" in Korean (same length), else as is.
+
+    JIS X 0201 and KS X 1003 put the yen and won signs where ASCII has the backslash, and text
+    that went through them shows "1個\100" for 100 yen.
+    """
+    if "\\" not in text:
+        return text
+    sign = "¥" if _KANA.search(text) else "₩" if _HANGUL.search(text) else None
+    return _BACKSLASH_AMOUNT.sub(sign, text) if sign else text
+
+
+def _found_money(text: str, locale: str | None) -> list[MoneySpan]:
     tokens = [(m.start(), m.end()) for m in _TOKEN.finditer(text)]
     starts = [start for start, _ in tokens]
     found: list[MoneySpan] = []

@@ -218,6 +218,10 @@ def test_lookups_are_fast_once_built() -> None:
         ("일조원의 정부 예산", [("일조원", 1_000_000_000_000, "KRW")]),
         ("삼만 오천원짜리 가방, 조금 비싸요", [("삼만 오천원", 35000, "KRW")]),
         ("만원 주세요", [("만원", 10000, "KRW")]),
+        # the old Japanese and Korean encodings print the yen and won signs as a backslash
+        ("そのシュークリームは1個\\100です", [("\\100", 100, "JPY")]),
+        ("가격은 \\5,000입니다", [("\\5,000", 5000, "KRW")]),
+        ("copy C:\\100 files", []),
         ("ढाई सौ रुपये", [("ढाई सौ रुपये", 250, "INR")]),
         ("300万英镑", [("300万英镑", 3_000_000, "GBP")]),
         ("500 Millionen britischen Pfund",
