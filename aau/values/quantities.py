@@ -398,7 +398,7 @@ def _canonical(unit: str) -> str | None:
     unit_key = key(unit)
     if unit_key in _CURRENCY_MARKS:
         return None
-    if unit_key in folded:
+    if unit_key in folded and not _letter_apart(unit):
         return folded[unit_key]
     temperature = _temperature(unit)
     if temperature is not None:
@@ -448,6 +448,16 @@ def _power(unit: str) -> str | None:
     if match and match.group(1) in _LENGTHS:
         return match.group(1) + match.group(2)
     return None
+
+
+def _letter_apart(unit: str) -> bool:
+    """Whether ``unit`` has a one-letter word beside others.
+
+    Its look-up key (spaces dropped) would join a symbol to the next word: in "1,65m en 70
+    kilo", "m en" is no "men" (minutes in some language).
+    """
+    words = unit.split()
+    return len(words) > 1 and any(len(word) == 1 and word.isalpha() for word in words)
 
 
 def _inflected(unit_key: str, table: Mapping[str, str]) -> str | None:

@@ -333,6 +333,8 @@ def test_a_year_before_a_full_stop_is_no_quantity() -> None:
         ("两地相距12千米", 12, "km"),
         ("他跑了两米半。", 2.5, "m"),  # a CJK numeral alone, then the unit, then 半
         ("三公斤半的米", 3.5, "kg"),
+        ("ik ben 1,65m en 70 kilo", 1.65, "m"),  # "m en" is no "men" (minutes)
+        ("the wall is 3 m is what he said", 3, "m"),  # nor "m is" months
         ("他等了三个钟头", 3, "h"),  # the count word 个 before a duration: hours, not pieces
         ("会议开了一个半小时", 1.5, "h"),
         ("二ヶ月後に", 2, "month"),
