@@ -393,19 +393,23 @@ _FIXED_DAYS = {
 
 def _holiday(text: str) -> str | None:
     """A holiday the year fixes, with that year written: "pfingsten 2022", "christmas 2018"."""
-    years = re.findall(r"(?<!\d)(\d{4})(?!\d)", text)
+    years = _YEAR.findall(text)
     if len(set(years)) != 1:
         return None
-    year = int(years[0])
-    folded = text.casefold().replace("’", "'")
-    found: set[str] = set()
-    for offset, names in _EASTER_DAYS.items():
-        if any(_mentions(folded, name) for name in names):
-            found.add((_easter(year) + dt.timedelta(days=offset)).isoformat())
-    for (month, day), names in _FIXED_DAYS.items():
-        if any(_mentions(folded, name) for name in names):
-            found.add(dt.date(year, month, day).isoformat())
+    pattern, dated = _holiday_names()
+    found = {_holiday_date(dated[m.group().casefold()], int(years[0]))
+             for m in pattern.finditer(text)} - {None}  # fmt: skip
     return found.pop() if len(found) == 1 else None
+
+
+def _holiday_date(day: tuple[int, int] | int, year: int) -> str | None:
+    """The date of a holiday (a (month, day), or days from Easter) in ``year``."""
+    try:
+        date = (dt.date(year, *day) if isinstance(day, tuple)
+                else _easter(year) + dt.timedelta(days=day))  # fmt: skip
+    except ValueError:  # year 0
+        return None
+    return date.isoformat()
 
 
 @cache
@@ -442,14 +446,10 @@ def _holiday_spans(text: str) -> list[DateSpan]:
         if day is None or not years:
             continue
         near = min(years, key=lambda y: min(abs(y[0] - match.end()), abs(match.start() - y[1])))
-        year = int(text[near[0] : near[1]])
-        try:
-            date = (dt.date(year, *day) if isinstance(day, tuple)
-                    else _easter(year) + dt.timedelta(days=day))  # fmt: skip
-        except ValueError:
-            continue  # year 0000
-        start, end = min(match.start(), near[0]), max(match.end(), near[1])
-        spans.append(DateSpan(start, end, text[start:end], date.isoformat()))
+        iso = _holiday_date(day, int(text[near[0] : near[1]]))
+        if iso is not None:
+            start, end = min(match.start(), near[0]), max(match.end(), near[1])
+            spans.append(DateSpan(start, end, text[start:end], iso))
     return spans
 
 
@@ -469,12 +469,6 @@ def _near_years(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
             windows.append([start, end])
     for start, end in windows:
         yield from pattern.finditer(text, start, end)
-
-
-def _mentions(text: str, name: str) -> bool:
-    if not name.isascii() and not name[0].isalpha():
-        return name in text
-    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text) is not None
 
 
 _DATEPARSER_LANGUAGES = ("en", "de", "fr", "es", "it", "pt", "nl", "sv", "da", "nb", "fi", "pl",
