@@ -396,9 +396,8 @@ def _holiday(text: str) -> str | None:
     years = _YEAR.findall(text)
     if len(set(years)) != 1:
         return None
-    pattern, dated = _holiday_names()
-    found = {_holiday_date(dated[m.group().casefold()], int(years[0]))
-             for m in pattern.finditer(text)} - {None}  # fmt: skip
+    found = {_holiday_date(_holiday_day(m.group()), int(years[0]))
+             for m in _holiday_names().finditer(text)} - {None}  # fmt: skip
     return found.pop() if len(found) == 1 else None
 
 
@@ -412,41 +411,49 @@ def _holiday_date(day: tuple[int, int] | int, year: int) -> str | None:
     return date.isoformat()
 
 
-@cache
-def _holiday_names() -> tuple[re.Pattern[str], dict[str, tuple[int, int] | int]]:
-    """Every holiday name of the tables as one pattern, and the day each names.
+_HOLIDAY_DAYS: dict[str, tuple[int, int] | int] = {
+    **{name: offset for offset, names in _EASTER_DAYS.items() for name in names},
+    **{name: month_day for month_day, names in _FIXED_DAYS.items() for name in names},
+}
+"""Every holiday name and the day it names: a (month, day), or a count of days from Easter."""
+_HOLIDAY_REACH = 24  # characters between a holiday's name and its year ("Pfingsten 2022")
+_YEAR_REACH = _HOLIDAY_REACH + max(map(len, _HOLIDAY_DAYS))  # from a year to a name's far end
 
-    The day is a (month, day) or a count of days from Easter; names are whole words, the
-    longest tried first.
-    """
-    dated: dict[str, tuple[int, int] | int] = {}
-    for offset, names in _EASTER_DAYS.items():
-        dated.update(dict.fromkeys(names, offset))
-    for month_day, names in _FIXED_DAYS.items():
-        dated.update(dict.fromkeys(names, month_day))
-    ordered = sorted(dated, key=len, reverse=True)
+
+@cache
+def _holiday_names() -> re.Pattern[str]:
+    """Every holiday name of the tables as one pattern (whole words, the longest tried first)."""
+    ordered = sorted(_HOLIDAY_DAYS, key=len, reverse=True)
     words = "|".join(re.escape(n) for n in ordered if n[0].isalpha() and n.isascii())
     others = "|".join(re.escape(n) for n in ordered if not (n[0].isalpha() and n.isascii()))
     # One look-behind before the words: inside a word it fails before any name is tried.
-    return re.compile(rf"(?<!\w)(?:{words})(?!\w)|{others}", re.IGNORECASE), dated
+    return re.compile(rf"(?<!\w)(?:{words})(?!\w)|{others}", re.IGNORECASE)
 
 
-_HOLIDAY_REACH = 24  # characters between a holiday's name and its year ("Pfingsten 2022")
+def _holiday_day(name: str) -> tuple[int, int] | int:
+    """The day a holiday name that ``_holiday_names()`` matched stands for.
+
+    Case-insensitive matching takes texts that case-folding does not bring back to the table's
+    name ("VALENTİNE'S DAY"); those are compared as the pattern compared them.
+    """
+    day = _HOLIDAY_DAYS.get(name.casefold())
+    if day is None:
+        day = next(day for known, day in _HOLIDAY_DAYS.items()
+                   if re.fullmatch(re.escape(known), name, re.IGNORECASE))  # fmt: skip
+    return day
 
 
 def _holiday_spans(text: str) -> list[DateSpan]:
     """Holidays named with their year nearby: "Pfingsten 2022", "2010 के पृथ्वी दिवस"."""
-    pattern, dated = _holiday_names()
     spans: list[DateSpan] = []
-    for match in _near_years(pattern, text):
-        day = dated.get(match.group().casefold())
+    for match in _near_years(_holiday_names(), text):
         lead = max(0, match.start() - _HOLIDAY_REACH)
         years = [(lead + y.start(), lead + y.end()) for y in _YEAR.finditer(
             text[lead : match.end() + _HOLIDAY_REACH])]  # fmt: skip
-        if day is None or not years:
+        if not years:
             continue
         near = min(years, key=lambda y: min(abs(y[0] - match.end()), abs(match.start() - y[1])))
-        iso = _holiday_date(day, int(text[near[0] : near[1]]))
+        iso = _holiday_date(_holiday_day(match.group()), int(text[near[0] : near[1]]))
         if iso is not None:
             start, end = min(match.start(), near[0]), max(match.end(), near[1])
             spans.append(DateSpan(start, end, text[start:end], iso))
@@ -459,10 +466,9 @@ def _near_years(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
     Only where a year is near: the pattern of every holiday name over a whole text cost as much
     as the rest of ``find_dates``.
     """
-    reach = _HOLIDAY_REACH + max(len(name) for name in _holiday_names()[1])
     windows: list[list[int]] = []
     for year in _YEAR.finditer(text):
-        start, end = max(0, year.start() - reach), min(len(text), year.end() + reach)
+        start, end = max(0, year.start() - _YEAR_REACH), min(len(text), year.end() + _YEAR_REACH)
         if windows and start <= windows[-1][1]:
             windows[-1][1] = end
         else:

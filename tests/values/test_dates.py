@@ -183,3 +183,9 @@ def test_a_holiday_without_a_year_nearby_is_no_date() -> None:
     assert find_dates("We met at Easter.") == []
     found = find_dates("Christmas is near; the invoice of 3 May 2019 is paid.")
     assert [(d.text, d.value) for d in found] == [("3 May 2019", "2019-05-03")]
+
+
+def test_a_holiday_name_that_case_folding_changes_still_reads() -> None:
+    # "İ" matches "i" case-insensitively, but case-folds to two characters: no key of a table
+    assert read_date("VALENTİNE'S DAY 2020") == "2020-02-14"
+    assert [d.value for d in find_dates("VALENTİNE'S DAY 2020")] == ["2020-02-14"]
