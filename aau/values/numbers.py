@@ -538,6 +538,12 @@ _HANGUL_SMALL_PLACES = frozenset("십백천만")
 
 
 @cache
+def _hangul_followers() -> tuple[str, ...]:
+    """Currency names, counters and particles a Sino-Korean numeral may be glued to."""
+    return (*_hangul_currencies(), *_HANGUL_COUNTERS, *_HANGUL_PARTICLES)
+
+
+@cache
 def _hangul_currencies() -> tuple[str, ...]:
     """Korean currency names: the last word of CLDR's ``ko`` names ("원", "달러", "유로").
 
@@ -551,20 +557,23 @@ def _hangul_currencies() -> tuple[str, ...]:
     return tuple(sorted({n for n in hangul if len(n) > 1} | {"원", "엔"}, key=len, reverse=True))
 
 
-def _glued_hangul_number(folded: str, start: int, run: str) -> bool:
-    """Whether a Sino-Korean numeral ``run`` glued to the Hangul after it is a number there.
+def _glued_hangul_number(text: str, numeral: re.Match[str]) -> bool:
+    """Whether a Sino-Korean ``numeral`` glued to the Hangul after it is a number there.
 
     "오천원" (5,000 won), "오십이명" (52 people), "십육입니다" (it is 16): a run with a place
     word (십, 백, 천, 만…) before a currency name, a counter or a particle. A one-syllable run
     only before a currency name and only a small place ("만원": 10,000 won; "조원" is a team
     member); a digit alone never ("사원" is an employee).
     """
-    after = folded[start + len(run) : start + len(run) + 4]
+    run, after = numeral.group(), text[numeral.end() : numeral.end() + 4]
     if len(run) == 1:
         return run in _HANGUL_SMALL_PLACES and after.startswith(_hangul_currencies())
-    if not any(c in _HANGUL_PLACES for c in run):
-        return False
-    return after.startswith((*_hangul_currencies(), *_HANGUL_COUNTERS, *_HANGUL_PARTICLES))
+    return any(c in _HANGUL_PLACES for c in run) and after.startswith(_hangul_followers())
+
+
+def _glued(text: str, numeral: re.Match[str]) -> bool:
+    """Whether Hangul follows ``numeral`` with no space ("오천원", not "오천 원")."""
+    return numeral.end() < len(text) and "가" <= text[numeral.end()] <= "힣"
 
 
 def _hangul_numbers(text: str, folded: str) -> list[NumberSpan]:
@@ -577,8 +586,7 @@ def _hangul_numbers(text: str, folded: str) -> list[NumberSpan]:
     """
     found: list[tuple[int, int, Decimal]] = []
     for word in _HANGUL_NUMERAL.finditer(folded):
-        glued = word.end() < len(folded) and "가" <= folded[word.end()] <= "힣"
-        if glued and not _glued_hangul_number(folded, word.start(), word.group()):
+        if _glued(folded, word) and not _glued_hangul_number(folded, word):
             continue
         value = _words.cjk_value(_words.kana_or_hangul(word.group()))
         if value is None:
@@ -639,14 +647,13 @@ def _prepare(text: str) -> str | None:
     )
     text = re.sub(r"(?<=[万萬億亿兆]) +(?=\d)", "", text)
     # A Sino-Korean numeral glued to its counter or currency stands apart: "오천원" -> "오천 원".
-    text = _HANGUL_NUMERAL.sub(lambda m: m.group() + " " if _glued(text, m) else m.group(), text)
+    text = _HANGUL_NUMERAL.sub(
+        lambda m: (
+            m.group() + " " if _glued(text, m) and _glued_hangul_number(text, m) else m.group()
+        ),
+        text,
+    )
     return text or None
-
-
-def _glued(text: str, numeral: re.Match[str]) -> bool:
-    end = numeral.end()
-    return (end < len(text) and "가" <= text[end] <= "힣"
-            and _glued_hangul_number(text, numeral.start(), numeral.group()))  # fmt: skip
 
 
 def _read_decimal(text: str, locale: str | None, languages: Sequence[str] | None) -> Decimal | None:
