@@ -781,11 +781,13 @@ def _unit_for(
     uncertainty = _PLUS_MINUS.match(text, end)
     if uncertainty is not None:
         end = uncertainty.end()  # "2,000.45±0.01 pounds": the value, not its uncertainty
-    after = _unit_after(text[end:])
-    if _COUNT_WORD_HALF.match(text, end):  # "一个半小时": one and a half hours, not 1.5 pieces
-        duration = _unit_after(text[end + 2 :])
-        if duration is not None and duration[0] != "piece":
-            value, after = value + Decimal("0.5"), (duration[0], 2 + duration[1])
+    # "一个半小时": one and a half hours, not 1.5 pieces
+    duration = _unit_after(text[end + 2 :]) if _COUNT_WORD_HALF.match(text, end) else None
+    after: tuple[str, int] | None
+    if duration is not None and duration[0] != "piece":
+        value, after = value + Decimal("0.5"), (duration[0], 2 + duration[1])
+    else:
+        after = _unit_after(text[end:])
     if after is not None and after[0] == "K" and text[end : end + after[1]].strip() == "k":
         then = _unit_after(text[end + after[1] :])
         if then is not None and then[0] != "K":  # "0.5k miles": a thousand, not kelvin
