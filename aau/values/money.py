@@ -505,11 +505,17 @@ _MINOR = {
         "p", "öre", "øre", "kopek", "kopeks", "kopeck", "kopecks", "копеек", "копейки", "копейка",
         "коп", "коп.", "grosz", "groszy", "grosze", "haléř", "haléřů", "pfennig", "rappen",
         "セント", "銭", "分", "전", "paisa", "paise", "पैसे", "kuruş", "kurus", "sen", "fen",
+        # the hundredth of the kuna, lev, leu, baht, dong, hryvnia, riyal, dinar, shekel, forint
+        "lipa", "lipe", "стотинка", "стотинки", "ст", "ст.", "ban", "bani", "satang", "xu",
+        "копійка", "копійки", "копійок", "halala", "halalas", "fils", "agora", "agorot",
+        "fillér", "cèntim", "cèntims", "gr",
     )},
     **{key(w): Decimal("0.1") for w in ("角", "毛")},
 }  # fmt: skip
 _AND = frozenset({"and", "e", "y", "och", "og", "und", "et", "com", "con", "en", "ve", "i", "と",
-                  ",", "+", "&", "и", "a"})  # fmt: skip
+                  ",", "+", "&", "и", "a", "si", "și", "şi"})  # fmt: skip
+_GLUED_CENTS = re.compile(r"[c¢](?![^\W\d_])")
+"""Cents written against their number after an amount: "$20 and 43c"."""
 
 
 _ALSO_PREPOSITIONS = frozenset({"en", "i", "a"})
@@ -698,6 +704,8 @@ def _minor_part(
             value, end = value_words, words_end
         after = stripped[end:]
         unit = _leading_minor(after)
+        if unit is None and not in_words and _GLUED_CENTS.match(after):
+            unit = (Decimal("0.01"), 1)
         if unit is not None:
             factor, unit_length = unit
             total += value * factor
@@ -823,6 +831,8 @@ def _around(
         marker = found[0]
         if key(marker) in _AFTER_ONLY:
             return None  # "he won 50,000 kroner": a verb, not the currency
+        if _leading_minor(after) is not None or _GLUED_CENTS.match(after):
+            return None  # "… kune 23 lipe": the cents of an amount before the marker
         rest = after
         if before[: len(before.rstrip()) - found[1]].strip():
             return None  # words before the marker: not one written amount
@@ -1002,10 +1012,30 @@ def _found_money(text: str, locale: str | None) -> list[MoneySpan]:
             continue
         if best is not None and _digits_claim_marker(number.text, text, best.end):
             continue
+        if best is not None and best.text[-1:].isdigit() and _cents_follow(text, best.end):
+            continue
         if best is not None:
             found.append(best)
             covered = best.end
     return found
+
+
+def _cents_follow(text: str, end: int) -> bool:
+    """Whether a minor unit's word follows an amount that did not take it as its cents.
+
+    "dvije kune 23 lipe": "kune 23" is no amount of 23 kuna; 23 is the lipa of an amount before
+    the marker, in words this reader does not know.
+    """
+    word = _NEXT_WORD.match(text, end)
+    if word is None:
+        return False
+    name = word.group(1)
+    if word.start(1) > end and name.isascii() and len(name) <= 2:
+        return False  # "EUR 5 p. person": a short word apart is seldom cents
+    return key(name) in _MINOR or _GLUED_CENTS.fullmatch(name) is not None
+
+
+_NEXT_WORD = re.compile(r"\s*([^\s.,;:!?()]+)")
 
 
 def _digits_claim_marker(number: str, text: str, end: int) -> bool:

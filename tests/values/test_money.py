@@ -85,6 +85,14 @@ def test_amounts_with_markers(text: str, amount: float, currency: str) -> None:
         ("सौ रुपये", 100, "INR"),
         ("15 पाउंड", 15, "GBP"),
         ("$ 300 मिलियन", 300_000_000, "USD"),
+        # the hundredths of other currencies, joined by their languages' "and" (Duckling's
+        # corpora), and cents written against their number
+        ("15лв и 50ст", 15.5, "BGN"),
+        ("10 lei si 50 bani", 10.5, "RON"),
+        ("2 kune i 23 lipe", 2.23, "HRK"),
+        ("10 zł 50 gr", 10.5, "PLN"),
+        ("$20 and 43c", 20.43, "USD"),
+        ("20 ringgit and 43c", 20.43, "MYR"),
     ],
 )
 def test_minor_units_and_words(text: str, amount: float, currency: str) -> None:
@@ -305,6 +313,12 @@ def test_lookups_are_fast_once_built() -> None:
         ("4人民元\u30005ドル", [("4人民元", 4, "CNY"), ("5ドル", 5, "USD")]),
         ("5ドル50セント", [("5ドル50セント", 5.5, "USD")]),
         ("bir buçuk milyon lira", [("bir buçuk milyon lira", 1_500_000, "TRY")]),
+        # a number between a marker and a minor unit's word is the cents of an amount before the
+        # marker (in words this reader does not know here), not 23 kuna or dollars
+        ("dvije kune 23 lipe", []),
+        ("to new zealand dollars 23 cents", []),
+        # ... but a short word apart after it is no minor unit ("p." is per, not pence)
+        ("USD 5 ct, $20 and 43c", [("USD 5", 5, "USD"), ("$20 and 43c", 20.43, "USD")]),
     ],
 )  # fmt: skip
 def test_find_money_reads_each_amount_with_its_marker(
