@@ -19,9 +19,11 @@ The last line is one JSON object.
 
     python benchmarks/quality.py [--part dev|test] [--limit N] [--units price,date]
                                  [--no-model] [--concurrency 8] [--answers out.jsonl]
+                                 [--cases benchmarks/external/duckling_prices.dev.jsonl]
 
 ``--limit N`` keeps at most N cases per unit, the same ones every time (lowest sha256 of the id).
-Choices are made on the dev part; the test part is for the figure only.
+Choices are made on the dev part; the test part is for the figure only. ``--cases`` runs another
+dev file in the same format instead (another source's cases, never the test part's).
 """
 
 from __future__ import annotations
@@ -46,9 +48,13 @@ MIN_LANGUAGE_CASES = 30
 BINS = 10
 
 
-def load_cases(part: str, units: list[str], limit: int | None) -> list[dict[str, Any]]:
-    path = CASES / f"cases.{part}.jsonl"
+def load_cases(
+    part: str, units: list[str], limit: int | None, path: Path | None = None
+) -> list[dict[str, Any]]:
+    path = path or CASES / f"cases.{part}.jsonl"
     cases = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    if any(c.get("part") != part for c in cases):
+        raise SystemExit(f"{path} holds cases of another part than {part!r}")
     chosen: list[dict[str, Any]] = []
     for unit in units:
         mine = [c for c in cases if c["unit"] == unit]
@@ -252,7 +258,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--answers", type=Path, default=None, help="write each case's answer here")
+    parser.add_argument("--cases", type=Path, default=None,
+                        help="another dev file of cases in the same format "
+                             "(benchmarks/external/duckling_prices.dev.jsonl)")  # fmt: skip
     args = parser.parse_args(argv)
+    if args.cases is not None and args.part != "dev":
+        parser.error("--cases takes dev files only: the test part is cases.test.jsonl")
 
     units = []
     for name in (n.strip() for n in args.units.split(",") if n.strip()):
@@ -260,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
         if unit not in UNITS.values():
             parser.error(f"unknown unit {name!r}; choose from {', '.join(UNITS)}")
         units.append(unit)
-    cases = load_cases(args.part, units, args.limit)
+    cases = load_cases(args.part, units, args.limit, args.cases)
     model = not args.no_model
     print(f"{len(cases)} cases of the {args.part} part, units {', '.join(units)}, "
           f"{'default model' if model else 'no model (fallbacks only)'}", file=sys.stderr)  # fmt: skip
