@@ -672,6 +672,8 @@ def _unit_after(text: str) -> tuple[str, int] | None:
     """The longest unit at the start of ``text``: (canonical, characters used)."""
     stripped = text.lstrip()
     lead = len(text) - len(stripped)
+    if not lead and stripped[:2] in ("''", "′′") and not stripped[2:3].isalnum():
+        return "in", 2  # two foot marks for the inch mark ″, as a keyboard writes it: 5''
     if not lead and stripped[:1] in _MARKS and not stripped[1:2].isalnum():
         return _MARKS[stripped[0]], 1  # inch and foot marks against the number: 9", 6'
     if stripped.startswith("-") and not stripped[1:2].isdigit():

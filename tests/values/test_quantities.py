@@ -207,6 +207,8 @@ def test_find_quantities_passes_over_money_and_decades() -> None:
         ("iki buçuk saat", [("iki buçuk saat", 2.5, "h")]),
         # inch and foot marks against the number, not a quoted number (quantulum3's sentences)
         ('finest 9" plates, a 6\' pole; he said "5" times', [('9"', 9, "in"), ("6'", 6, "ft")]),
+        # two foot marks stand for the inch mark, as keyboards write it (Duckling's corpora)
+        ("a 5'' screen, 6' 2''", [("5''", 5, "in"), ("6'", 6, "ft"), ("2''", 2, "in")]),
         # a value and its uncertainty: the unit is the value's (was 0.01 pounds)
         ("no more than 2,000.45±0.01 pounds", [("2,000.45±0.01 pounds", 2000.45, "lb")]),
         # a thousand before a unit, kelvin alone (was 0.5 kelvin)
