@@ -13,7 +13,10 @@ from babel.numbers import list_currencies
 
 from tests.conftest import REPO
 
-FILE = REPO / "benchmarks" / "external" / "duckling_prices.dev.jsonl"
+FILES = {
+    "extract_price": REPO / "benchmarks" / "external" / "duckling_prices.dev.jsonl",
+    "extract_quantity": REPO / "benchmarks" / "external" / "duckling_quantities.dev.jsonl",
+}
 _SPEC = importlib.util.spec_from_file_location(
     "duckling_cases", REPO / "benchmarks" / "external" / "duckling_cases.py"
 )
@@ -88,11 +91,44 @@ def test_a_language_is_capped() -> None:
         + ", ".join(f'"{n} EUR"' for n in range(duckling_cases.CAP + 5))
         + " ]\n  ]\n"
     )
-
     kept, skipped = duckling_cases.cases("Duckling/AmountOfMoney/NB/Corpus.hs", many)
 
-    assert len(kept) == duckling_cases.CAP
+    capped = duckling_cases.capped(kept, skipped)
+
+    assert len(capped) == duckling_cases.CAP
     assert skipped["over the cap of its language"] == 5
+
+
+def test_measures_keep_one_value_with_its_symbol() -> None:
+    module = r"""
+allExamples = concat
+  [ examples (simple Kilometre 3)
+             [ "3 kilometers"
+             , "3km"
+             ]
+  , examples (simple M 9)
+             [ "9m"
+             ]
+  -- Composite values:
+  , examples (simple Inch 94)
+             [ "7 feet and 10 inches"
+--           , "seven feet, ten inches"
+             ]
+  , examples (simple Celsius (-2))
+             [ "-2 °C"
+             ]
+  ]
+"""
+    kept, skipped = duckling_cases.cases("Duckling/Distance/EN/Corpus.hs", module)
+
+    assert [(c["unit"], c["text"], c["expected"]) for c in kept] == [
+        ("extract_quantity", "3 kilometers", {"value": 3.0, "unit": "km"}),
+        ("extract_quantity", "3km", {"value": 3.0, "unit": "km"}),
+        ("extract_quantity", "-2 °C", {"value": -2.0, "unit": "°C"}),
+    ]
+    assert skipped == collections.Counter({
+        "an ambiguous unit (M)": 1, "two numbers (a composite value)": 1,
+    })  # fmt: skip
 
 
 def _folded(text: str) -> str:
@@ -100,18 +136,26 @@ def _folded(text: str) -> str:
 
 
 def _shipped() -> list[dict[str, Any]]:
-    return [json.loads(line) for line in FILE.read_text(encoding="utf-8").splitlines()]
+    return [json.loads(line) for path in FILES.values()
+            for line in path.read_text(encoding="utf-8").splitlines()]  # fmt: skip
 
 
-def test_the_shipped_cases_are_dev_cases_of_iso_currencies() -> None:
+def test_the_shipped_cases_are_dev_cases_with_iso_currencies_and_symbols() -> None:
     cases = _shipped()
     codes = set(list_currencies())
 
-    assert len(cases) > 300
+    assert len(cases) > 1000
     assert len({c["id"] for c in cases}) == len(cases)
-    assert all(c["part"] == "dev" and c["unit"] == "extract_price" for c in cases)
-    assert all(c["expected"]["currency"] in codes for c in cases)
-    assert max(collections.Counter(c["language"] for c in cases).values()) <= duckling_cases.CAP
+    assert all(c["part"] == "dev" and c["kind"] == "single" for c in cases)
+    for unit, path in FILES.items():
+        lines = path.read_text(encoding="utf-8").splitlines()
+        assert lines, path
+        assert all(json.loads(line)["unit"] == unit for line in lines), path
+    assert all(c["expected"]["currency"] in codes for c in cases if c["unit"] == "extract_price")
+    assert all(c["expected"]["unit"] in duckling_cases.UNIT_SYMBOLS.values()
+               for c in cases if c["unit"] == "extract_quantity")  # fmt: skip
+    per = collections.Counter((c["unit"], c["language"]) for c in cases)
+    assert max(per.values()) <= duckling_cases.CAP
 
 
 def test_no_shipped_text_is_in_the_test_part() -> None:
