@@ -295,7 +295,7 @@ _WORDS = {
     "fahrenhayt": "°F", "farenhayt": "°F", "фаренгейта": "°F", "फ़ॉरेनहाइट": "°F",
     "फॉरेनहाइट": "°F", "फ़ॉ": "°F", "फॉ": "°F", "华氏": "°F", "华氏温度": "°F", "華氏": "°F",
     "kelvin": "K", "kelvins": "K", "c": "°C", "f": "°F", "decibel": "dB", "decibels": "dB",
-    "センチ": "cm", "ミリ": "mm",
+    "センチ": "cm", "ミリ": "mm", "센티": "cm", "센치": "cm",
     # a Chinese count word (个) before a duration, and the forms of Japanese か月
     "个小时": "h", "個小時": "h", "钟头": "h", "个钟头": "h", "鐘頭": "h", "個鐘頭": "h",
     "个星期": "week", "個星期": "week", "礼拜": "week", "个礼拜": "week", "禮拜": "week",
