@@ -30,6 +30,7 @@ from __future__ import annotations
 import concurrent.futures
 import dataclasses
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -58,8 +59,8 @@ from aau.fallbacks.fields import (
 from aau.spec.model import FallbackSpec, Issue, UnitSpec
 from aau.terms.matcher import TermMatcher
 from aau.terms.store import shipped_dictionaries
-from aau.values.money import currency_codes, is_currency_marker
-from aau.values.numbers import is_scale_word, scale_value
+from aau.values.money import currency_codes, is_currency_marker, read_money
+from aau.values.numbers import is_scale_word, read_number, scale_value
 from aau.values.quantities import is_preposition_in, read_unit
 
 if TYPE_CHECKING:
@@ -492,6 +493,8 @@ def choose_fields(
         for span in candidates:
             if mapping.normalize in ("amount", "number"):
                 span = _with_scale_word(text, span)
+                if mapping.normalize == "amount":
+                    span = _with_minor_units(text, span)
             elif mapping.normalize == "currency":
                 span = _with_country_prefix(text, span)
             elif mapping.normalize == "unit":
@@ -536,6 +539,33 @@ def _with_scale_word(text: str, span: TaggedSpan) -> TaggedSpan:
     return span if end == span.end else dataclasses.replace(span, end=end)
 
 
+_MINOR_REACH = 5
+"""Tokens after a whole amount that may hold its marker and minor units ("USD et 23 centimes")."""
+
+
+def _with_minor_units(text: str, span: TaggedSpan) -> TaggedSpan:
+    """A whole amount's span with the minor units written after its marker.
+
+    The tagger labels "1" in "1 USD et 23 centimes" (and "20" in "20 Rupees 43"); the money
+    reader reads the words after it as the cents. Taken only where the wider text reads as the
+    same whole amount and some cents.
+    """
+    whole = read_number(text[span.start : span.end])
+    if whole is None or whole != int(whole):
+        return span
+    tokens = list(itertools.islice(_TOKEN.finditer(text, span.end), _MINOR_REACH))
+    for count in range(len(tokens), 1, -1):  # the widest reading first
+        end = tokens[count - 1].end()
+        if _LIST_MARK.search(text, span.end, end):
+            continue  # "5 EUR, 23 EUR": a list of amounts, not 5.23
+        money = read_money(text[span.start : end])
+        if money is not None and money.amount != whole and int(money.amount) == whole:
+            return dataclasses.replace(span, end=end)
+    return span
+
+
+_TOKEN = re.compile(r"\S+")
+_LIST_MARK = re.compile(r"[,;/|]")
 _WORDS_AFTER = re.compile(r"(?: [^\W\d_][^\s\d,;.!?]{0,15}){1,2}")
 
 

@@ -530,3 +530,22 @@ def test_the_absence_factor_reads_each_empty_fields_label_once() -> None:
     # A label that fills another field is no evidence against this one.
     one_filled = {"value": 2, "unit": "day", "unit_again": None}
     assert _absence(tagging, fields, one_filled, {"value": value_span, "unit": unit_span}) == 1.0
+
+
+@pytest.mark.parametrize(
+    ("text", "digits", "amount", "span_text"),
+    [
+        # the tagger labels the whole part; the cents after the marker belong to it
+        ("Hans bidrag var 5 euro och 50 cent", "5", 5.5, "5 euro och 50 cent"),
+        ("1 USD et 23 centimes", "1", 1.23, "1 USD et 23 centimes"),
+        ("paid 100 lira 75 kuruş today", "100", 100.75, "100 lira 75 kuruş"),
+        # ... but not an amount that has its decimals, nor the next amount of a list
+        ("5.50 EUR 20 cents", "5.50", 5.5, "5.50"),
+        ("5 EUR, 23 EUR", "5", 5, "5"),
+        ("EUR 5 and 3 items", "5", 5, "5"),
+    ],
+)
+def test_an_amount_span_takes_the_minor_units_after_its_marker(
+    text: str, digits: str, amount: float, span_text: str
+) -> None:
+    assert _one_span_chosen(text, digits, "amount", "extract_price") == (amount, span_text)

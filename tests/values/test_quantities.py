@@ -210,8 +210,10 @@ def test_find_quantities_passes_over_money_and_decades() -> None:
         # two foot marks stand for the inch mark, as keyboards write it (Duckling's corpora)
         ("a 5'' screen, 6' 2''", [("5''", 5, "in"), ("6'", 6, "ft"), ("2''", 2, "in")]),
         # Korean says centimetres as Japanese does, short ("센티", "센치"; "センチ")
-        ("키가 170센티, 허리 30 센치, 5センチ",
-         [("170센티", 170, "cm"), ("30 센치", 30, "cm"), ("5センチ", 5, "cm")]),
+        (
+            "키가 170센티, 허리 30 센치, 5センチ",
+            [("170센티", 170, "cm"), ("30 센치", 30, "cm"), ("5センチ", 5, "cm")],
+        ),
         # a value and its uncertainty: the unit is the value's (was 0.01 pounds)
         ("no more than 2,000.45±0.01 pounds", [("2,000.45±0.01 pounds", 2000.45, "lb")]),
         # a thousand before a unit, kelvin alone (was 0.5 kelvin)
