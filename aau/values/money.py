@@ -689,7 +689,7 @@ def _minor_part(
             stripped = stripped[word.end() :].lstrip()
             lead = len(text) - len(stripped)
             joined = True
-        elif stripped[:1] in _AND:
+        elif stripped[:1] in _AND and not stripped[:1].isalpha():  # "+", "&"; not "y" of "yirmi"
             stripped = stripped[1:].lstrip()
             lead = len(text) - len(stripped)
             joined = True

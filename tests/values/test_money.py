@@ -93,6 +93,9 @@ def test_amounts_with_markers(text: str, amount: float, currency: str) -> None:
         ("10 zł 50 gr", 10.5, "PLN"),
         ("$20 and 43c", 20.43, "USD"),
         ("20 ringgit and 43c", 20.43, "MYR"),
+        # a minor part in words that starts with a letter that is "and" somewhere ("y", "e")
+        ("yüz lira yetmiş beş kuruş", 100.75, "TRY"),
+        ("iki lira elli kuruş", 2.5, "TRY"),
     ],
 )
 def test_minor_units_and_words(text: str, amount: float, currency: str) -> None:
