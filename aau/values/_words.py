@@ -136,9 +136,17 @@ def _decimal(value: float | int) -> Decimal:
     return Decimal(str(value))
 
 
+_NOT_NUMBERS = frozenset({"quart"})
+"""Words text2num reads that are no number in its language: "quart" is 4 to its Italian and
+Portuguese readers (the words are "quattro", "quatro"), but a quarter in French and a unit in
+English ("a quart of milk")."""
+
+
 def _text2num(text: str, language: str) -> Decimal | None:
     from text_to_num import text2num
 
+    if text.casefold() in _NOT_NUMBERS:
+        return None
     try:
         return _decimal(text2num(text, language))
     except (ValueError, TypeError):
@@ -432,7 +440,8 @@ def find_word_numbers(words: Sequence[str], languages: Sequence[str] | None) -> 
         hits.extend(WordHit(index, index + 1, Decimal(_WHOLE_AND_HALF[word]), False)
                     for index, word in enumerate(folded) if word in _WHOLE_AND_HALF)  # fmt: skip
     # "hundreds of people", "Millionen Euro": a plural scale word alone counts no number.
-    hits = [h for h in hits if not _vague(h, words)]
+    hits = [h for h in hits if not _vague(h, words)
+            and not (h.end - h.start == 1 and folded[h.start] in _NOT_NUMBERS)]  # fmt: skip
     hits.sort(key=lambda hit: (hit.start, -(hit.end - hit.start)))
     chosen: list[WordHit] = []
     for hit in hits:

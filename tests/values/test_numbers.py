@@ -335,3 +335,12 @@ def test_sino_korean_numerals_glued_to_a_counter_or_particle(
 ) -> None:
     found = find_numbers(text, languages=["ko"])
     assert [(span.text, span.value) for span in found] == expected
+
+
+def test_quart_is_no_number_word() -> None:
+    """text2num reads "quart" as 4 in Italian and Portuguese; it is a unit in English and a
+    quarter in French ("a quart of milk" held a 4)."""
+    assert find_numbers("a quart of milk, un quart de litre") == []
+    assert [(n.text, n.value) for n in find_numbers("il quarto giorno, quattro")] == [
+        ("quarto", 4), ("quattro", 4),
+    ]  # fmt: skip
