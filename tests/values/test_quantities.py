@@ -209,6 +209,8 @@ def test_find_quantities_passes_over_money_and_decades() -> None:
         ('finest 9" plates, a 6\' pole; he said "5" times', [('9"', 9, "in"), ("6'", 6, "ft")]),
         # two foot marks stand for the inch mark, as keyboards write it (Duckling's corpora)
         ("a 5'' screen, 6' 2''", [("5''", 5, "in"), ("6'", 6, "ft"), ("2''", 2, "in")]),
+        # the plural abbreviations of metric units, as English writes them
+        ("250mls of water, 3 cms", [("250mls", 250, "ml"), ("3 cms", 3, "cm")]),
         # Korean says centimetres as Japanese does, short ("센티", "센치"; "センチ")
         (
             "키가 170센티, 허리 30 센치, 5センチ",
