@@ -704,8 +704,6 @@ def _minor_part(
             value, end = value_words, words_end
         after = stripped[end:]
         unit = _leading_minor(after)
-        if unit is None and not in_words and _GLUED_CENTS.match(after):
-            unit = (Decimal("0.01"), 1)
         if unit is not None:
             factor, unit_length = unit
             total += value * factor
@@ -731,6 +729,8 @@ def _minor_part(
 def _leading_minor(text: str) -> tuple[Decimal, int] | None:
     stripped = text.lstrip()
     lead = len(text) - len(stripped)
+    if not lead and _GLUED_CENTS.match(stripped):
+        return Decimal("0.01"), 1  # against the number: "43c", "43¢"
     for size in range(min(len(stripped), 12), 0, -1):
         piece = stripped[:size]
         if (
@@ -831,7 +831,7 @@ def _around(
         marker = found[0]
         if key(marker) in _AFTER_ONLY:
             return None  # "he won 50,000 kroner": a verb, not the currency
-        if _leading_minor(after) is not None or _GLUED_CENTS.match(after):
+        if _leading_minor(after) is not None:
             return None  # "… kune 23 lipe": the cents of an amount before the marker
         rest = after
         if before[: len(before.rstrip()) - found[1]].strip():
@@ -1032,7 +1032,8 @@ def _cents_follow(text: str, end: int) -> bool:
     name = word.group(1)
     if word.start(1) > end and name.isascii() and len(name) <= 2:
         return False  # "EUR 5 p. person": a short word apart is seldom cents
-    return key(name) in _MINOR or _GLUED_CENTS.fullmatch(name) is not None
+    unit = _leading_minor(name)
+    return unit is not None and unit[1] == len(name)  # the whole word names a minor unit
 
 
 _NEXT_WORD = re.compile(r"\s*([^\s.,;:!?()]+)")
