@@ -58,11 +58,14 @@ import json
 import re
 import subprocess
 import sys
-import unicodedata
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))  # convert.py, beside this file, says when two texts are one
+
+from convert import normalized  # noqa: E402
+
 CAP = 60
 KINDS = {
     "money": ("extract_price", ("AmountOfMoney",), "duckling_prices.dev.jsonl"),
@@ -112,14 +115,10 @@ def _unescape(match: re.Match[str]) -> str:
     raise ValueError(f"an escape this converter does not read: \\{body}")
 
 
-def _folded(text: str) -> str:
-    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
-
-
 @functools.cache
 def _test_texts() -> frozenset[str]:
     lines = (HERE / "cases.test.jsonl").read_text(encoding="utf-8").splitlines()
-    return frozenset(_folded(json.loads(line)["text"]) for line in lines if line)
+    return frozenset(normalized(json.loads(line)["text"]) for line in lines if line)
 
 
 @functools.cache
@@ -160,7 +159,7 @@ def cases(path: str, module: str) -> tuple[list[dict[str, Any]], collections.Cou
         if any(label != labels[0] for label in labels):
             skipped["a text under two labels"] += 1
             continue
-        if _folded(text) in _test_texts():
+        if normalized(text) in _test_texts():
             skipped["a text of the test part"] += 1
             continue
         kept.append({
