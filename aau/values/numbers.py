@@ -369,6 +369,9 @@ def _scan(text: str, *, locale: str | None = None, letters: bool = True) -> Iter
             run = _CJK_RUN.match(text, begin)
             end = run.end() if run else cjk.end()
             value = _words.cjk_value(text[cjk.start() : end].rstrip("."))
+            fraction = _cjk_fraction(text, end, value)
+            if fraction is not None:  # "四分之一": a quarter, not four minutes
+                value, end = fraction
             if value is not None and not _lone_cjk_word(text, cjk.start(), end):
                 yield _Hit(cjk.start(), end, value, Decimal(1))
             position = max(end, cjk.start() + 1)
@@ -385,7 +388,19 @@ def _scan(text: str, *, locale: str | None = None, letters: bool = True) -> Iter
 
 _COUNTERS = frozenset(
     "个個つ元円块塊米克斤公千百万億亿年月日号號次件台本张張枚人度分秒天周週杯瓶箱"
+    "升毫厘英吨噸磅盎桶寸尺码碼吋"
 )
+
+
+def _cjk_fraction(text: str, end: int, denominator: Decimal | None) -> tuple[Decimal, int] | None:
+    """A CJK fraction after its denominator's numerals ("四分之一": 1/4, "百分之五": 5/100)."""
+    if denominator is None or denominator == 0 or not text.startswith("分之", end):
+        return None
+    numerator = _CJK_RUN.match(text, end + 2)
+    if numerator is None:
+        return None
+    value = _words.cjk_value(numerator.group().rstrip("."))
+    return None if value is None else (value / denominator, numerator.end())
 
 
 def _lone_cjk_word(text: str, start: int, end: int) -> bool:
@@ -535,12 +550,17 @@ _HANGUL_PARTICLES = ("은", "는", "을", "를", "의", "도", "과", "와", "�
                      "예요", "짜리", "까지", "부터")  # fmt: skip
 # Not 에: "천만에요" is "you are welcome".
 _HANGUL_SMALL_PLACES = frozenset("십백천만")
+HANGUL_UNITS = ("킬로미터", "센티미터", "밀리미터", "밀리리터", "미리리터", "헥토리터", "킬로그램",
+                 "리터", "미터", "메터", "그램", "갤런", "갤론", "마일", "야드", "피트", "인치",
+                 "센티", "센치")  # fmt: skip
+"""Korean unit names of two syllables or more: a single numeral glued to one counts ("이리터":
+2 l)."""
 
 
 @cache
 def _hangul_followers() -> tuple[str, ...]:
     """Currency names, counters and particles a Sino-Korean numeral may be glued to."""
-    return (*_hangul_currencies(), *_HANGUL_COUNTERS, *_HANGUL_PARTICLES)
+    return (*_hangul_currencies(), *_HANGUL_COUNTERS, *HANGUL_UNITS, *_HANGUL_PARTICLES)
 
 
 @cache
@@ -561,12 +581,15 @@ def _glued_hangul_number(text: str, numeral: re.Match[str]) -> bool:
     """Whether a Sino-Korean ``numeral`` glued to the Hangul after it is a number there.
 
     "오천원" (5,000 won), "오십이명" (52 people), "십육입니다" (it is 16): a run with a place
-    word (십, 백, 천, 만…) before a currency name, a counter or a particle. A one-syllable run
-    only before a currency name and only a small place ("만원": 10,000 won; "조원" is a team
-    member); a digit alone never ("사원" is an employee).
+    word (십, 백, 천, 만…) before a currency name, a counter, a unit or a particle. A
+    one-syllable run before a unit name of two syllables or more ("삼리터": 3 litres), and
+    before a currency name only as a small place ("만원": 10,000 won; "조원" is a team member,
+    "사원" an employee).
     """
     run, after = numeral.group(), text[numeral.end() : numeral.end() + 4]
     if len(run) == 1:
+        if after.startswith(HANGUL_UNITS):
+            return True
         return run in _HANGUL_SMALL_PLACES and after.startswith(_hangul_currencies())
     return any(c in _HANGUL_PLACES for c in run) and after.startswith(_hangul_followers())
 

@@ -296,7 +296,8 @@ _WORDS = {
     "fahrenhayt": "°F", "farenhayt": "°F", "фаренгейта": "°F", "फ़ॉरेनहाइट": "°F",
     "फॉरेनहाइट": "°F", "फ़ॉ": "°F", "फॉ": "°F", "华氏": "°F", "华氏温度": "°F", "華氏": "°F",
     "kelvin": "K", "kelvins": "K", "c": "°C", "f": "°F", "decibel": "dB", "decibels": "dB",
-    "センチ": "cm", "ミリ": "mm", "센티": "cm", "센치": "cm",
+    "センチ": "cm", "ミリ": "mm", "센티": "cm", "센치": "cm", "메터": "m", "미리리터": "ml",
+    "갤론": "gal", "सेल्सीयस": "°C", "फारेनहाइट": "°F", "फ़ारेनहाइट": "°F", "fahrenayt": "°F",
     # a Chinese count word (个) before a duration, and the forms of Japanese か月
     "个小时": "h", "個小時": "h", "钟头": "h", "个钟头": "h", "鐘頭": "h", "個鐘頭": "h",
     "个星期": "week", "個星期": "week", "礼拜": "week", "个礼拜": "week", "禮拜": "week",
@@ -304,7 +305,8 @@ _WORDS = {
     "箇月": "month",
     "千米": "km", "公里": "km", "米": "m", "公尺": "m", "厘米": "cm", "公分": "cm", "毫米": "mm",
     "千克": "kg", "公斤": "kg", "克": "g", "毫克": "mg", "微克": "µg", "吨": "t", "噸": "t",
-    "升": "l", "公升": "l", "毫升": "ml", "千比特": "kbit", "兆比特": "Mbit", "比特": "bit",
+    "升": "l", "公升": "l", "公裏": "km", "加侖": "gal", "毫升": "ml", "千比特": "kbit",
+    "兆比特": "Mbit", "比特": "bit",
     "字节": "B", "千字节": "kB", "兆字节": "MB", "吉字节": "GB", "千兆字节": "GB",
     "平方米": "m2", "平方公里": "km2", "平方千米": "km2", "立方米": "m3", "英里": "mi",
     "英尺": "ft", "英寸": "in", "磅": "lb", "盎司": "oz", "加仑": "gal", "桶": "bbl",
@@ -314,7 +316,8 @@ _WORDS = {
 }  # fmt: skip
 _DEGREE_WORDS = frozenset(key(w) for w in (
     "°", "º", "degree", "degrees", "deg", "grad", "grade", "graden", "grados", "grado", "graus",
-    "grau", "gradi", "degré", "degrés", "derece", "dereceyi", "derecede", "grader", "度", "도",
+    "grau", "gradi", "degré", "degrés", "degre", "degres", "derece", "dereceyi", "derecede",
+    "grader", "度", "도",
     "डिग्री", "градус", "градусов", "градуса", "temperatura", "温度",
 ))  # fmt: skip
 _SQUARE = frozenset(key(w) for w in (
@@ -664,6 +667,10 @@ _HALF = frozenset({"half", "halve", "halb", "halbe", "halben", "halbes", "halber
 _HALF_WORDS = "|".join(sorted(_HALF - {"半"}, key=len, reverse=True))
 _HALF_START = re.compile(rf"(?<!\w)(?:{_HALF_WORDS})(?!\w)", re.IGNORECASE)
 """A half that starts a quantity without a number before it ("half a kilo", "Medio kilo")."""
+_CJK_HALF = re.compile(
+    r"(?<![\d〇零一二三四五六七八九十两兩个個])半(?=\S)|(?<![가-힣])반(?= ?[가-힣])"
+)
+"""A CJK half glued to its unit ("半公升", "半加侖"), or Korean 반 before one ("반 리터")."""
 _ARTICLES = frozenset({"a", "an", "een", "ein", "eine", "einen", "un", "une", "una", "uno", "um",
                        "uma", "en", "ett", "bir", "一"})  # fmt: skip
 _LEAD_CONNECTORS = frozenset({"de", "di", "of", "d'", "van", "du", "des", "del", "do", "da"})
@@ -953,6 +960,8 @@ def find_quantities(text: str) -> list[QuantitySpan]:
             if per is not None:  # "saatte 120 kilometre", "시속 100km", "时速120公里": a speed
                 name = f"{unit}/{_PER_BEFORE_WORDS[per.group(1).casefold()]}"
                 unit, start = _COMPOUND_NAMES.get(name, name), per.start()
+        if _korean_word_not_unit(prepared, number, end):
+            continue  # "삼분의 일" is a third, "일만 주세요" "give me 10,000", not weeks
         if unit == "in" and is_preposition_in(prepared, number.end + gap):
             continue  # "turned 30 in March", "5 in the morning": the preposition
         if (
@@ -969,6 +978,25 @@ def find_quantities(text: str) -> list[QuantitySpan]:
         out.append(QuantitySpan(start, end, text[start:end], numbers._number(value), unit))  # noqa: SLF001
         covered = end
     return _with_halves(text, prepared, _with_hyphenated(text, prepared, out))
+
+
+def _korean_word_not_unit(text: str, number: numbers.NumberSpan, end: int) -> bool:
+    """Whether the Hangul syllable read as a unit after ``number`` is some other word.
+
+    분 before 의 writes a fraction ("삼분의 일", "3분의 1"). After a Sino-Korean numeral, a
+    unit of one syllable (분, 주, 일, 년, 도…) counts only glued to it ("오십이명", "이천년"):
+    with a space it is as often the next word ("일만 주세요": "give me 10,000").
+    """
+    numeral = number.text.replace(" ", "")
+    hangul_numeral = bool(numeral) and all("가" <= c <= "힣" for c in numeral)
+    written = text[number.end : end]
+    if not written.strip():  # the unit read inside the numerals: "삼백 삼십 일" is 331
+        return hangul_numeral and end <= number.end
+    if not "가" <= written.strip()[0] <= "힣":
+        return False
+    if written.strip() == "분" and text[end : end + 1] == "의":
+        return True
+    return hangul_numeral and len(written.strip()) == 1 and written[:1].isspace()
 
 
 _DECADE = re.compile(r"\W?(?:1\d|20)\d0s|['’]\d0s")
@@ -1042,6 +1070,22 @@ def _uncovered(
             yield match
 
 
+_NO_CJK_HALF = frozenset({"min", "piece", "°"})
+"""Units a CJK half does not take: Japanese 半分 is "half", 半个 a count word, 半度 rare."""
+
+
+def _half_unit_glued(prepared: str, half: re.Match[str], unit: tuple[str, int]) -> bool:
+    """Whether the unit after a CJK half is written against it.
+
+    Korean: a unit name of two or more syllables, after at most a space ("반 리터", not "반 명").
+    """
+    written = prepared[half.end() : half.end() + unit[1]]
+    if half.group() == "半":
+        return not written[:1].isspace()
+    name = written.strip()
+    return len(name) >= 2 and name.startswith(numbers.HANGUL_UNITS)
+
+
 def _with_halves(text: str, prepared: str, found: list[QuantitySpan]) -> list[QuantitySpan]:
     """``found`` and the halves no number starts: "half a kilo", "ein halbes Kilo", "आधा किलो"."""
     halves: list[QuantitySpan] = []
@@ -1054,6 +1098,14 @@ def _with_halves(text: str, prepared: str, found: list[QuantitySpan]) -> list[Qu
             continue
         _, unit, _, used = read
         halves.append(QuantitySpan(start, start + used, text[start : start + used], 0.5, unit))
+    for match in _uncovered(_CJK_HALF.finditer(prepared), found, _MAX_HALVES):
+        after = _unit_after(prepared[match.end() : match.end() + 48])
+        if after is None or after[0] in _NO_CJK_HALF:
+            continue
+        if not _half_unit_glued(prepared, match, after):
+            continue
+        end = match.end() + after[1]
+        halves.append(QuantitySpan(match.start(), end, text[match.start() : end], 0.5, after[0]))
     for match in _uncovered(_ARTICLE_DOZEN.finditer(prepared), found, _MAX_HALVES):
         span = text[match.start() : match.end()]
         halves.append(QuantitySpan(match.start(), match.end(), span, 12, "piece"))  # "a dozen eggs"
@@ -1067,8 +1119,9 @@ _ARTICLE_DOZEN = re.compile(
 )
 
 
-_UNIT_LANGUAGES = (*_words.TEXT2NUM_LANGUAGES, *_words.TABLE_LANGUAGES)
-"""Number words read before a unit: with "litre" after it, Turkish "iki" is two, not a word."""
+_UNIT_LANGUAGES = (*_words.TEXT2NUM_LANGUAGES, *_words.TABLE_LANGUAGES, "ko")
+"""Number words read before a unit: with "litre" after it, Turkish "iki" is two, not a word, and
+Korean "삼 리터" three litres."""
 _CJK_NUMBER = r"[\d〇一二三四五六七八九十]{1,4}"
 _CJK_DATE = re.compile(
     rf"(?:{_CJK_NUMBER}\s*[年년]\s*)?{_CJK_NUMBER}\s*[月월]\s*{_CJK_NUMBER}\s*[日일号號]"

@@ -198,6 +198,12 @@ def test_find_numbers_with_scales_and_cjk() -> None:
     assert [s.value for s in found] == [1_500_000, 70_000, 7_000_000]
 
 
+def test_find_numbers_reads_cjk_fractions() -> None:
+    # N分之M is M/N: "四分之一" is a quarter (its 四分 was four minutes before a unit)
+    found = [(n.text, n.value) for n in find_numbers("四分之一公升，三分之二，百分之五")]
+    assert found == [("四分之一", 0.25), ("三分之二", pytest.approx(2 / 3)), ("百分之五", 0.05)]
+
+
 def test_find_numbers_applies_a_scale_word_after_number_words() -> None:
     # The word reader stops at "trillion"; the scale after it still counts ("two" was 2).
     found = find_numbers("debts of two trillion; twenty-one trillion three hundred; three dozen")

@@ -216,6 +216,43 @@ def test_find_quantities_passes_over_money_and_decades() -> None:
             "키가 170센티, 허리 30 센치, 5センチ",
             [("170센티", 170, "cm"), ("30 센치", 30, "cm"), ("5センチ", 5, "cm")],
         ),
+        # Sino-Korean numerals before a unit, spaced or glued to a unit name of two syllables
+        (
+            "삼 리터, 이리터, 이백오십미리리터, 구메터, 삼 헥토리터",
+            [
+                ("삼 리터", 3, "l"),
+                ("이리터", 2, "l"),
+                ("이백오십미리리터", 250, "ml"),
+                ("구메터", 9, "m"),
+                ("삼 헥토리터", 3, "hl"),
+            ],
+        ),
+        # ... a one-syllable unit only glued, and 분의 is a fraction, not minutes
+        (
+            "오십이명, 삼백 삼십 일, 일만 주세요, 이십일분의 일, 3분의 1, 사원",
+            [("오십이명", 52, "person")],
+        ),
+        # a CJK half before its unit, a CJK fraction (was four minutes), 一 before a unit
+        (
+            "半公升 半加侖 반 리터 四分之一公升 一毫升 半分",
+            [
+                ("半公升", 0.5, "l"),
+                ("半加侖", 0.5, "gal"),
+                ("반 리터", 0.5, "l"),
+                ("四分之一公升", 0.25, "l"),
+                ("一毫升", 1, "ml"),
+            ],
+        ),
+        # temperature scales as Hindi, Turkish and unaccented French write them
+        (
+            "37 डिग्री सेल्सीयस, 71 ° फारेनहाइट, 70 ° Fahrenayt, 37 degres Celsius",
+            [
+                ("37 डिग्री सेल्सीयस", 37, "°C"),
+                ("71 ° फारेनहाइट", 71, "°F"),
+                ("70 ° Fahrenayt", 70, "°F"),
+                ("37 degres Celsius", 37, "°C"),
+            ],
+        ),
         # a value and its uncertainty: the unit is the value's (was 0.01 pounds)
         ("no more than 2,000.45±0.01 pounds", [("2,000.45±0.01 pounds", 2000.45, "lb")]),
         # a thousand before a unit, kelvin alone (was 0.5 kelvin)
