@@ -58,6 +58,7 @@ _HANGUL = {
 }  # fmt: skip
 HANGUL_NUMERALS = frozenset(_HANGUL)
 """Hangul syllables that write a Sino-Korean numeral (일, 이, 삼… 십, 백, 천, 만, 억, 조)."""
+_HANGUL["점"] = "点"  # the decimal point between numerals ("이십구점구구": 29.99), not one itself
 
 # Compact cardinal tables for languages text2num does not read: morpheme -> value. Values of
 # 100 multiply what precedes, 1000 and up close a group (the usual additive-multiplicative rule).

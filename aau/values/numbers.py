@@ -647,7 +647,8 @@ _STANDALONE = {"½": Decimal("0.5"), "¼": Decimal("0.25"), "¾": Decimal("0.75"
                "⅓": Decimal(1) / 3, "⅔": Decimal(2) / 3, "⅛": Decimal("0.125")}  # fmt: skip
 
 
-_HANGUL_NUMERAL = re.compile(f"(?<![가-힣])[{''.join(sorted(_words.HANGUL_NUMERALS))}]+")
+_HANGUL_DIGITS = "".join(sorted(_words.HANGUL_NUMERALS))
+_HANGUL_NUMERAL = re.compile(f"(?<![가-힣])[{_HANGUL_DIGITS}]+(?:점[{_HANGUL_DIGITS}]+)?")
 """Sino-Korean numerals that begin a Hangul word ("삼만", "이십오", "오천원"); whether one glued to
 more Hangul is a number is ``_glued_hangul_number``'s to say."""
 LONE_FRACTIONS = frozenset(_STANDALONE)

@@ -283,6 +283,12 @@ def test_sino_korean_numerals_written_in_spaced_parts() -> None:
     ]  # fmt: skip
 
 
+def test_sino_korean_decimals() -> None:
+    # 점 between numerals is the decimal point; alone or at a word's start it is a word (점심)
+    found = find_numbers("이십구점구구유로, 삼점오 킬로미터, 점심, 이점", languages=["ko"])
+    assert [(s.text, s.value) for s in found] == [("이십구점구구", 29.99), ("삼점오", 3.5)]
+
+
 @pytest.mark.parametrize(
     ("text", "language", "expected"),
     [
