@@ -508,7 +508,7 @@ _MINOR = {
         # the hundredth of the kuna, lev, leu, baht, dong, hryvnia, riyal, dinar, shekel, forint
         "lipa", "lipe", "стотинка", "стотинки", "ст", "ст.", "ban", "bani", "satang", "xu",
         "копійка", "копійки", "копійок", "halala", "halalas", "fils", "agora", "agorot",
-        "fillér", "cèntim", "cèntims", "gr",
+        "fillér", "cèntim", "cèntims", "gr", "אגורה", "אגורות",
     )},
     **{key(w): Decimal("0.1") for w in ("角", "毛")},
 }  # fmt: skip
@@ -1003,6 +1003,11 @@ def _found_money(text: str, locale: str | None) -> list[MoneySpan]:
             continue
         if len(found) >= _MAX_FOUND:
             break
+        alone = _minor_alone(text, number)
+        if alone is not None:  # "beş kuruş", "50 पैसे", "五毛": the hundredths of one currency
+            found.append(alone)
+            covered = alone.end
+            continue
         first = _token_at(starts, number.start)
         last = _token_at(starts, max(number.start, number.end - 1))
         if not _marker_near(text, tokens, first, last):
@@ -1018,6 +1023,56 @@ def _found_money(text: str, locale: str | None) -> list[MoneySpan]:
             found.append(best)
             covered = best.end
     return found
+
+
+_MINOR_OF_ONE = {
+    **{key(w): "TRY" for w in ("kuruş", "kurus", "kuruş'tur")},
+    **{key(w): "INR" for w in ("paise", "paisa", "पैसे", "पैसा")},
+    **{key(w): "RUB" for w in ("копеек", "копейки", "копейка", "kopek", "kopeks", "kopecks")},
+    **{key(w): "PLN" for w in ("grosz", "groszy", "grosze")},
+    **{key(w): "CZK" for w in ("haléř", "haléřů", "haléře")},
+    **{key(w): "GBP" for w in ("pence", "penny")},
+    **{key(w): "BGN" for w in ("стотинка", "стотинки")},
+    **{key(w): "RON" for w in ("bani",)},
+    **{key(w): "THB" for w in ("satang",)},
+    **{key(w): "UAH" for w in ("копійка", "копійки", "копійок")},
+    **{key(w): "ILS" for w in ("agora", "agorot", "אגורה", "אגורות")},
+    **{key(w): "HUF" for w in ("fillér",)},
+    **{key(w): "JPY" for w in ("銭",)},
+    **{key(w): "CNY" for w in ("毛", "角")},
+}  # fmt: skip
+"""Minor units that only one currency has, so that an amount of them alone names it."""
+_MINOR_WORD = re.compile(r" ?([^\s.,;:!?()\d]+)")
+
+
+def _minor_alone(text: str, number: numbers.NumberSpan) -> MoneySpan | None:
+    """An amount in minor units alone ("beş kuruş": 0.05 TRY), where one currency has them.
+
+    Cents, centavos and øre, which many currencies have, name none and are left out, and so
+    are minor units after a joiner or a marker: "to thai baht og 23 satang" is one amount (2.23
+    THB) whose whole part went unread, not 0.23 THB.
+    """
+    word = _MINOR_WORD.match(text, number.end)
+    if word is None or (isinstance(number.value, float) and number.value % 1):
+        return None
+    name = word.group(1)
+    if name[:1] in "毛角":  # "五毛钱", "3角": the ideograph, and 钱 (money) after it
+        if name[1:2] != "钱" and not number.text.isdigit():
+            return None  # "五角星" is a star of five points, "珠三角" the Pearl River Delta
+        name = name[:2] if name[1:2] == "钱" else name[:1]
+        unit = name[:1]
+    elif key(name) in _MINOR_OF_ONE:
+        unit = name
+    else:
+        return None
+    before = text[max(0, number.start - 40) : number.start].rstrip()
+    previous = before.rsplit(None, 1)[-1] if before else ""
+    if key(previous) in _AND or (previous and _find_marker(before, prefix=False)):
+        return None
+    end = word.start(1) + len(name)
+    amount = Decimal(str(number.value)) * _MINOR[key(unit)]
+    currency = _MINOR_OF_ONE[key(unit)]
+    return MoneySpan(number.start, end, text[number.start : end], numbers._number(amount), currency)  # noqa: SLF001
 
 
 def _cents_follow(text: str, end: int) -> bool:

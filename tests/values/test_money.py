@@ -361,3 +361,25 @@ def test_find_money_is_bounded_on_odd_input(text: str) -> None:
 def test_a_code_as_written_wins_and_bidi_marks_are_ignored() -> None:
     assert read_currency("ILS") == "ILS"
     assert read_currency("ج.م.") == read_currency("ج.م.\u200f") == "EGP"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # minor units that only one currency has name it, alone (Duckling's corpora: "אגורה")
+        ("beş kuruş", [("beş kuruş", 0.05, "TRY")]),
+        ("costs 30 pence", [("30 pence", 0.3, "GBP")]),
+        ("50 पैसे और 100 אגורות", [("50 पैसे", 0.5, "INR"), ("100 אגורות", 1, "ILS")]),
+        ("他给了我五毛钱，3角", [("五毛钱", 0.5, "CNY"), ("3角", 0.3, "CNY")]),
+        # cents name no currency; a minor part after a joiner belongs to an unread whole
+        ("twenty cents, to thai baht og 23 satang", []),
+        # ideographs that are no money: a pentagram, the Pearl River Delta, a triangle
+        ("五角星 珠三角 三角形", []),
+        # with its whole amount the minor part is that amount's
+        ("yüz lira yetmiş beş kuruş", [("yüz lira yetmiş beş kuruş", 100.75, "TRY")]),
+    ],
+)
+def test_find_money_reads_minor_units_of_one_currency_alone(
+    text: str, expected: list[tuple[str, float, str]]
+) -> None:
+    assert [(m.text, m.amount, m.currency) for m in values.find_money(text)] == expected
