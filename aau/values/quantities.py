@@ -1033,7 +1033,8 @@ _PER_BEFORE_WORDS = {"saatte": "h", "dakikada": "min", "saniyede": "s", "시속"
 _PER_BEFORE = re.compile(rf"(?<!\w)({'|'.join(_PER_BEFORE_WORDS)})\s*$", re.IGNORECASE)
 """A rate's time written before the number: a length after it is a speed."""
 _MINUS_BEFORE = re.compile(
-    r"(?:(?<!\w)(?:minus|moins|menos|meno|min|eksi|минус)\s+|(?:零下|영하)\s*)$", re.IGNORECASE
+    r"(?:(?<!\w)(?:minus|moins|menos|meno|min|eksi|минус)\s+|(?:零下|영하|マイナス|氷点下|마이너스)\s*)$",
+    re.IGNORECASE,
 )
 """A sign word just before a temperature's number."""
 

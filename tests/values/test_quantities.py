@@ -243,6 +243,8 @@ def test_find_quantities_passes_over_money_and_decades() -> None:
                 ("一毫升", 1, "ml"),
             ],
         ),
+        # the sign words of Japanese and Korean before a temperature (was 5 degrees)
+        ("マイナス5度、氷点下3度", [("マイナス5度", -5, "°"), ("氷点下3度", -3, "°")]),
         # temperature scales as Hindi, Turkish and unaccented French write them
         (
             "37 डिग्री सेल्सीयस, 71 ° फारेनहाइट, 70 ° Fahrenayt, 37 degres Celsius",
