@@ -944,8 +944,13 @@ def find_quantities(text: str) -> list[QuantitySpan]:
         if found is None:
             continue
         value, unit, start, end = found
-        if unit in _RATIOS:
-            continue  # "25%" is a share of something, not an amount of anything
+        if unit in _RATIOS or unit.startswith("/"):
+            continue  # "25%" is a share of something; "ett par meter" is a couple, not per metre
+        half = _HALF_AFTER_UNIT.match(prepared, end)
+        if half is not None and value % 1 == 0:
+            value, end = value + Decimal("0.5"), half.end()  # "quatre mètres et demi"
+        if number.text.casefold() in _ARTICLES or number.text.casefold() in _HALF:
+            value, start = _whole_before_half(prepared, start, value)  # "vier en een halve"
         if _money_before(prepared, number.start):
             continue  # "€10M", "$2.174T": an amount of money, not ten minutes or teslas
         if unit == "s" and _DECADE.fullmatch(prepared, max(0, number.start - 1), end):
@@ -1032,6 +1037,12 @@ _PER_BEFORE_WORDS = {"saatte": "h", "dakikada": "min", "saniyede": "s", "시속"
                      "時速": "h", "时速": "h", "毎時": "h", "秒速": "s", "分速": "min"}  # fmt: skip
 _PER_BEFORE = re.compile(rf"(?<!\w)({'|'.join(_PER_BEFORE_WORDS)})\s*$", re.IGNORECASE)
 """A rate's time written before the number: a length after it is a speed."""
+_HALF_AFTER_UNIT = re.compile(
+    r"\s+(?:et\s+demie?|y\s+medi[oa]|e\s+mezz[oa]|e\s+mei[oa])(?!\w)", re.IGNORECASE
+)
+"""French, Spanish, Italian and Portuguese write the half after its unit: "metros y medio"."""
+_WHOLE_BEFORE_HALF = re.compile(r"(?<!\S)(\S+)\s+(?:och|og|en|and|und)\s+$", re.IGNORECASE)
+"""A whole number and a joiner before "en halv meter", "een halve meter": four and a half."""
 _MINUS_BEFORE = re.compile(
     r"(?:(?<!\w)(?:minus|moins|menos|meno|min|eksi|минус)\s+|(?:零下|영하|マイナス|氷点下|마이너스)\s*)$",
     re.IGNORECASE,
@@ -1087,6 +1098,19 @@ def _half_unit_glued(prepared: str, half: re.Match[str], unit: tuple[str, int]) 
     return len(name) >= 2 and name.startswith(numbers.HANGUL_UNITS)
 
 
+def _whole_before_half(prepared: str, start: int, value: Decimal) -> tuple[Decimal, int]:
+    """A half at ``start`` with the whole number and joiner before it: "fyra och en halv"."""
+    if value != Decimal("0.5"):
+        return value, start
+    whole = _WHOLE_BEFORE_HALF.search(prepared, max(0, start - 40), start)
+    if whole is None:
+        return value, start
+    number = numbers._read_decimal(whole.group(1), None, None)  # noqa: SLF001
+    if number is None or number <= 0 or number % 1:
+        return value, start
+    return number + value, whole.start()
+
+
 def _with_halves(text: str, prepared: str, found: list[QuantitySpan]) -> list[QuantitySpan]:
     """``found`` and the halves no number starts: "half a kilo", "ein halbes Kilo", "आधा किलो"."""
     halves: list[QuantitySpan] = []
@@ -1098,7 +1122,11 @@ def _with_halves(text: str, prepared: str, found: list[QuantitySpan]) -> list[Qu
         if read is None or read[0] != Decimal("0.5"):
             continue
         _, unit, _, used = read
-        halves.append(QuantitySpan(start, start + used, text[start : start + used], 0.5, unit))
+        end = start + used
+        value, start = _whole_before_half(prepared, start, Decimal("0.5"))
+        halves.append(
+            QuantitySpan(start, end, text[start:end], numbers._number(value), unit)  # noqa: SLF001
+        )
     for match in _uncovered(_CJK_HALF.finditer(prepared), found, _MAX_HALVES):
         after = _unit_after(prepared[match.end() : match.end() + 48])
         if after is None or after[0] in _NO_CJK_HALF:

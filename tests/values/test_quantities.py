@@ -243,6 +243,27 @@ def test_find_quantities_passes_over_money_and_decades() -> None:
                 ("一毫升", 1, "ml"),
             ],
         ),
+        # the half after the unit (French, Spanish, Italian, Portuguese): was the whole alone
+        (
+            "quatre mètres et demi, cuatro metros y medio, quattro metri e mezzo",
+            [
+                ("quatre mètres et demi", 4.5, "m"),
+                ("cuatro metros y medio", 4.5, "m"),
+                ("quattro metri e mezzo", 4.5, "m"),
+            ],
+        ),
+        # a whole, a joiner, then the half and its unit (Swedish, Dutch): was the half alone
+        (
+            "fyra och en halv meter; vier en een halve kilometer; 2 kg och en halv liter",
+            [
+                ("fyra och en halv meter", 4.5, "m"),
+                ("vier en een halve kilometer", 4.5, "km"),
+                ("2 kg", 2, "kg"),
+                ("en halv liter", 0.5, "l"),
+            ],
+        ),
+        # Swedish "ett par" is a couple, and a per-word alone no unit (was 1 per metre)
+        ("ett par meter", []),
         # the sign words of Japanese and Korean before a temperature (was 5 degrees)
         ("マイナス5度、氷点下3度", [("マイナス5度", -5, "°"), ("氷点下3度", -3, "°")]),
         # temperature scales as Hindi, Turkish and unaccented French write them
