@@ -923,7 +923,7 @@ def find_quantities(text: str) -> list[QuantitySpan]:
         in_date = bisect.bisect_right(date_starts, number.start) - 1
         if in_date >= 0 and number.start < dates[in_date][1]:
             continue  # "3月15日", "2024년 3월": a date, not three months
-        if numbers.is_short_word(number.text):
+        if numbers.is_short_word(number.text) and not _article_and_a_half(prepared, number):
             continue  # "on hold": Turkish "on" (10), Norwegian "to" (2) are words here
         if number.ordinal:
             continue  # "the third box", "een tweede dek": a rank, not a count
@@ -1038,7 +1038,8 @@ _PER_BEFORE_WORDS = {"saatte": "h", "dakikada": "min", "saniyede": "s", "시속"
 _PER_BEFORE = re.compile(rf"(?<!\w)({'|'.join(_PER_BEFORE_WORDS)})\s*$", re.IGNORECASE)
 """A rate's time written before the number: a length after it is a speed."""
 _HALF_AFTER_UNIT = re.compile(
-    r"\s+(?:et\s+demie?|y\s+medi[oa]|e\s+mezz[oa]|e\s+mei[oa])(?!\w)", re.IGNORECASE
+    r"\s+(?:et\s+demie?|y\s+medi[oa]|e\s+mezz[oa]|e\s+mei[oa]|and\s+a\s+half)(?!\w)",
+    re.IGNORECASE,
 )
 """French, Spanish, Italian and Portuguese write the half after its unit: "metros y medio"."""
 _WHOLE_BEFORE_HALF = re.compile(r"(?<!\S)(\S+)\s+(?:och|og|en|and|und)\s+$", re.IGNORECASE)
@@ -1098,6 +1099,18 @@ def _half_unit_glued(prepared: str, half: re.Match[str], unit: tuple[str, int]) 
     return len(name) >= 2 and name.startswith(numbers.HANGUL_UNITS)
 
 
+_NOT_AFTER_HYPHEN = frozenset({"h", "min", "s", "d", "week", "month", "year", "°"})
+"""Units whose hyphenated half is a word of its own ("half-time", "half-day", "demi-heure")."""
+
+
+def _article_and_a_half(prepared: str, number: numbers.NumberSpan) -> bool:
+    """Whether a short article is "one" of a unit a half follows: "un kilo et demi" is 1.5 kg."""
+    if number.text.casefold() not in _ARTICLES:
+        return False
+    found = _quantity_at(prepared, number.start, number.end)
+    return found is not None and _HALF_AFTER_UNIT.match(prepared, found[3]) is not None
+
+
 def _whole_before_half(prepared: str, start: int, value: Decimal) -> tuple[Decimal, int]:
     """A half at ``start`` with the whole number and joiner before it: "fyra och en halv"."""
     if value != Decimal("0.5"):
@@ -1118,11 +1131,19 @@ def _with_halves(text: str, prepared: str, found: list[QuantitySpan]) -> list[Qu
         lead = prepared[max(0, match.start() - 6) : match.start()].split()
         start = match.start() - (len(lead[-1]) + 1 if lead and lead[-1].casefold() in _ARTICLES
                                  and prepared[match.start() - 1] == " " else 0)  # fmt: skip
-        read = _in_words(prepared[start : match.end() + 48])
-        if read is None or read[0] != Decimal("0.5"):
-            continue
-        _, unit, _, used = read
-        end = start + used
+        if prepared[match.end() : match.end() + 1] == "-":  # "un demi-litre", "half-litre"
+            after = _unit_after(prepared[match.end() + 1 : match.end() + 48])
+            if after is None or prepared[match.end() + 1 + after[1] :][:1].isalnum():
+                continue
+            if after[0] in _COUNTS or after[0] in _NOT_AFTER_HYPHEN:
+                continue  # "half-time", "half-bottle": a word, not half an hour or a bottle
+            unit, end = after[0], match.end() + 1 + after[1]
+        else:
+            read = _in_words(prepared[start : match.end() + 48])
+            if read is None or read[0] != Decimal("0.5"):
+                continue
+            _, unit, _, used = read
+            end = start + used
         value, start = _whole_before_half(prepared, start, Decimal("0.5"))
         halves.append(
             QuantitySpan(start, end, text[start:end], numbers._number(value), unit)  # noqa: SLF001

@@ -262,6 +262,19 @@ def test_find_quantities_passes_over_money_and_decades() -> None:
                 ("en halv liter", 0.5, "l"),
             ],
         ),
+        # an article is one where a half follows its unit; a half hyphenated to a measure
+        (
+            "un kilo et demi, un litro y medio, un demi-litre, half-litre",
+            [
+                ("un kilo et demi", 1.5, "kg"),
+                ("un litro y medio", 1.5, "l"),
+                ("un demi-litre", 0.5, "l"),
+                ("half-litre", 0.5, "l"),
+            ],
+        ),
+        # ... not an article alone, nor a hyphenated half that is a word ("time" is a
+        # Norwegian hour)
+        ("un kilo, half-time, a half-day, half-bottle", []),
         # Swedish "ett par" is a couple, and a per-word alone no unit (was 1 per metre)
         ("ett par meter", []),
         # the sign words of Japanese and Korean before a temperature (was 5 degrees)
