@@ -1042,7 +1042,7 @@ _MINOR_OF_ONE = {
     **{key(w): "CNY" for w in ("毛", "角")},
 }  # fmt: skip
 """Minor units that only one currency has, so that an amount of them alone names it."""
-_MINOR_WORD = re.compile(r" ?([^\s.,;:!?()\d]+)")
+_MINOR_WORD = re.compile(r" ?([^\s.,;:!?()\d]{1,12})")  # minor words are short; CJK runs long
 
 
 def _minor_alone(text: str, number: numbers.NumberSpan) -> MoneySpan | None:

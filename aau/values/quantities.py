@@ -1107,6 +1107,8 @@ def _article_and_a_half(prepared: str, number: numbers.NumberSpan) -> bool:
     """Whether a short article is "one" of a unit a half follows: "un kilo et demi" is 1.5 kg."""
     if number.text.casefold() not in _ARTICLES:
         return False
+    if _HALF_AFTER_UNIT.search(prepared, number.end, number.end + 40) is None:
+        return False  # most articles have no half after them: skip reading a unit
     found = _quantity_at(prepared, number.start, number.end)
     return found is not None and _HALF_AFTER_UNIT.match(prepared, found[3]) is not None
 
