@@ -508,7 +508,7 @@ _MINOR = {
         # the hundredth of the kuna, lev, leu, baht, dong, hryvnia, riyal, dinar, shekel, forint
         "lipa", "lipe", "стотинка", "стотинки", "ст", "ст.", "ban", "bani", "satang", "xu",
         "копійка", "копійки", "копійок", "halala", "halalas", "fils", "agora", "agorot",
-        "fillér", "cèntim", "cèntims", "gr", "אגורה", "אגורות",
+        "fillér", "cèntim", "cèntims", "gr", "אגורה", "אגורות", "पैसा", "haléře",
     )},
     **{key(w): Decimal("0.1") for w in ("角", "毛")},
 }  # fmt: skip
@@ -1026,7 +1026,7 @@ def _found_money(text: str, locale: str | None) -> list[MoneySpan]:
 
 
 _MINOR_OF_ONE = {
-    **{key(w): "TRY" for w in ("kuruş", "kurus", "kuruş'tur")},
+    **{key(w): "TRY" for w in ("kuruş", "kurus")},
     **{key(w): "INR" for w in ("paise", "paisa", "पैसे", "पैसा")},
     **{key(w): "RUB" for w in ("копеек", "копейки", "копейка", "kopek", "kopeks", "kopecks")},
     **{key(w): "PLN" for w in ("grosz", "groszy", "grosze")},
@@ -1041,7 +1041,8 @@ _MINOR_OF_ONE = {
     **{key(w): "JPY" for w in ("銭",)},
     **{key(w): "CNY" for w in ("毛", "角")},
 }  # fmt: skip
-"""Minor units that only one currency has, so that an amount of them alone names it."""
+"""Minor units that only one currency has, so that an amount of them alone names it; each is
+a word of ``_MINOR`` too, which says what part of the currency it is."""
 _MINOR_WORD = re.compile(r" ?([^\s.,;:!?()\d]{1,12})")  # minor words are short; CJK runs long
 
 

@@ -370,6 +370,8 @@ def test_a_code_as_written_wins_and_bidi_marks_are_ignored() -> None:
         ("beş kuruş", [("beş kuruş", 0.05, "TRY")]),
         ("costs 30 pence", [("30 pence", 0.3, "GBP")]),
         ("50 पैसे और 100 אגורות", [("50 पैसे", 0.5, "INR"), ("100 אגורות", 1, "ILS")]),
+        # each word of one currency is a minor unit too (these raised KeyError)
+        ("5 पैसा, 20 haléře", [("5 पैसा", 0.05, "INR"), ("20 haléře", 0.2, "CZK")]),
         ("他给了我五毛钱，3角", [("五毛钱", 0.5, "CNY"), ("3角", 0.3, "CNY")]),
         # cents name no currency; a minor part after a joiner belongs to an unread whole
         ("twenty cents, to thai baht og 23 satang", []),
@@ -383,3 +385,9 @@ def test_find_money_reads_minor_units_of_one_currency_alone(
     text: str, expected: list[tuple[str, float, str]]
 ) -> None:
     assert [(m.text, m.amount, m.currency) for m in values.find_money(text)] == expected
+
+
+def test_every_minor_unit_of_one_currency_is_a_minor_unit() -> None:
+    from aau.values import money
+
+    assert set(money._MINOR_OF_ONE) <= set(money._MINOR)  # noqa: SLF001
