@@ -923,7 +923,8 @@ def find_quantities(text: str) -> list[QuantitySpan]:
         in_date = bisect.bisect_right(date_starts, number.start) - 1
         if in_date >= 0 and number.start < dates[in_date][1]:
             continue  # "3月15日", "2024년 3월": a date, not three months
-        if numbers.is_short_word(number.text) and not _article_and_a_half(prepared, number):
+        short = numbers.is_short_word(number.text)
+        if short and not _article_before_half(prepared, number):
             continue  # "on hold": Turkish "on" (10), Norwegian "to" (2) are words here
         if number.ordinal:
             continue  # "the third box", "een tweede dek": a rank, not a count
@@ -936,6 +937,8 @@ def find_quantities(text: str) -> list[QuantitySpan]:
                      number.end + after[1]) if after else None  # fmt: skip
         else:
             found = _quantity_at(prepared, number.start, number.end)
+            if short and (found is None or _HALF_AFTER_UNIT.match(prepared, found[3]) is None):
+                continue  # an article is "one" only of a unit a half follows: "un kilo et demi"
             if found is None and not number.text.isdigit():  # "10 bin metre", "2 Millionen Tonnen"
                 after = _unit_after(prepared[number.end : number.end + 48])
                 if after is not None:
@@ -995,13 +998,14 @@ def _korean_word_not_unit(text: str, number: numbers.NumberSpan, end: int) -> bo
     numeral = number.text.replace(" ", "")
     hangul_numeral = bool(numeral) and all("가" <= c <= "힣" for c in numeral)
     written = text[number.end : end]
-    if not written.strip():  # the unit read inside the numerals: "삼백 삼십 일" is 331
+    word = written.strip()
+    if not word:  # the unit read inside the numerals: "삼백 삼십 일" is 331
         return hangul_numeral and end <= number.end
-    if not "가" <= written.strip()[0] <= "힣":
+    if not "가" <= word[0] <= "힣":
         return False
-    if written.strip() == "분" and text[end : end + 1] == "의":
+    if word == "분" and text[end : end + 1] == "의":
         return True
-    return hangul_numeral and len(written.strip()) == 1 and written[:1].isspace()
+    return hangul_numeral and len(word) == 1 and written[:1].isspace()
 
 
 _DECADE = re.compile(r"\W?(?:1\d|20)\d0s|['’]\d0s")
@@ -1103,14 +1107,16 @@ _NOT_AFTER_HYPHEN = frozenset({"h", "min", "s", "d", "week", "month", "year", "�
 """Units whose hyphenated half is a word of its own ("half-time", "half-day", "demi-heure")."""
 
 
-def _article_and_a_half(prepared: str, number: numbers.NumberSpan) -> bool:
-    """Whether a short article is "one" of a unit a half follows: "un kilo et demi" is 1.5 kg."""
-    if number.text.casefold() not in _ARTICLES:
-        return False
-    if _HALF_AFTER_UNIT.search(prepared, number.end, number.end + 40) is None:
-        return False  # most articles have no half after them: skip reading a unit
-    found = _quantity_at(prepared, number.start, number.end)
-    return found is not None and _HALF_AFTER_UNIT.match(prepared, found[3]) is not None
+def _article_before_half(prepared: str, number: numbers.NumberSpan) -> bool:
+    """Whether a short word is an article a half follows closely.
+
+    Such an article may be "one" of the unit between ("un kilo et demi" is 1.5 kg); most are
+    not, and read no unit.
+    """
+    return (
+        number.text.casefold() in _ARTICLES
+        and _HALF_AFTER_UNIT.search(prepared, number.end, number.end + 40) is not None
+    )
 
 
 def _whole_before_half(prepared: str, start: int, value: Decimal) -> tuple[Decimal, int]:
@@ -1135,11 +1141,13 @@ def _with_halves(text: str, prepared: str, found: list[QuantitySpan]) -> list[Qu
                                  and prepared[match.start() - 1] == " " else 0)  # fmt: skip
         if prepared[match.end() : match.end() + 1] == "-":  # "un demi-litre", "half-litre"
             after = _unit_after(prepared[match.end() + 1 : match.end() + 48])
-            if after is None or prepared[match.end() + 1 + after[1] :][:1].isalnum():
+            if after is None:
                 continue
-            if after[0] in _COUNTS or after[0] in _NOT_AFTER_HYPHEN:
-                continue  # "half-time", "half-bottle": a word, not half an hour or a bottle
             unit, end = after[0], match.end() + 1 + after[1]
+            if prepared[end : end + 1].isalnum():
+                continue  # the unit is the start of a longer word
+            if unit in _COUNTS or unit in _NOT_AFTER_HYPHEN:
+                continue  # "half-time", "half-bottle": a word, not half an hour or a bottle
         else:
             read = _in_words(prepared[start : match.end() + 48])
             if read is None or read[0] != Decimal("0.5"):
