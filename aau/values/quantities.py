@@ -691,7 +691,11 @@ def _unit_after(text: str) -> tuple[str, int] | None:
         found = _unit_after(words.group(2))
         if found is not None:
             return found[0], lead + words.start(2) + found[1]
-    ends = [m.end() for m in re.finditer(r"\S+", stripped)][:5]
+    ends = []
+    for word in itertools.islice(re.finditer(r"\S+", stripped), 5):
+        ends.append(word.end())
+        if word.group()[-1] in ",;":
+            break  # "a mile, a quarter": a clause ends the unit ("a" is no "per" across it)
     if ends and _UNSPACED.search(stripped[: ends[0]]):
         ends += list(range(min(ends[0], 10), 0, -1))  # scripts without spaces: "米半", "公斤"
     for end in sorted(set(ends), reverse=True):
@@ -985,7 +989,9 @@ def find_quantities(text: str) -> list[QuantitySpan]:
                 value, start = -value, sign.start()
         out.append(QuantitySpan(start, end, text[start:end], numbers._number(value), unit))  # noqa: SLF001
         covered = end
-    return _with_halves(text, prepared, _with_hyphenated(text, prepared, out))
+    return _with_fractions(
+        text, prepared, _with_halves(text, prepared, _with_hyphenated(text, prepared, out))
+    )
 
 
 def _korean_word_not_unit(text: str, number: numbers.NumberSpan, end: int) -> bool:
@@ -1046,8 +1052,8 @@ _HALF_AFTER_UNIT = re.compile(
     re.IGNORECASE,
 )
 """French, Spanish, Italian and Portuguese write the half after its unit: "metros y medio"."""
-_WHOLE_BEFORE_HALF = re.compile(r"(?<!\S)(\S+)\s+(?:och|og|en|and|und)\s+$", re.IGNORECASE)
-"""A whole number and a joiner before "en halv meter", "een halve meter": four and a half."""
+_WHOLE_BEFORE_HALF = re.compile(r"(?<!\S)(\S+)\s+(?:och|og|en|and|und|ve)\s+$", re.IGNORECASE)
+"""A whole number and a joiner before "en halv meter", "bir ve çeyrek yıl": and a half, a part."""
 _MINUS_BEFORE = re.compile(
     r"(?:(?<!\w)(?:minus|moins|menos|meno|min|eksi|минус)\s+|(?:零下|영하|マイナス|氷点下|마이너스)\s*)$",
     re.IGNORECASE,
@@ -1120,8 +1126,8 @@ def _article_before_half(prepared: str, number: numbers.NumberSpan) -> bool:
 
 
 def _whole_before_half(prepared: str, start: int, value: Decimal) -> tuple[Decimal, int]:
-    """A half at ``start`` with the whole number and joiner before it: "fyra och en halv"."""
-    if value != Decimal("0.5"):
+    """A part at ``start`` with the whole number and joiner before it: "fyra och en halv"."""
+    if not 0 < value < 1:
         return value, start
     whole = _WHOLE_BEFORE_HALF.search(prepared, max(0, start - 40), start)
     if whole is None:
@@ -1170,6 +1176,144 @@ def _with_halves(text: str, prepared: str, found: list[QuantitySpan]) -> list[Qu
         span = text[match.start() : match.end()]
         halves.append(QuantitySpan(match.start(), match.end(), span, 12, "piece"))  # "a dozen eggs"
     return sorted([*found, *halves], key=lambda q: q.start) if halves else found
+
+
+_QUARTER, _THIRD = Decimal(1) / 4, Decimal(1) / 3
+_FRACTION_WORDS: dict[str, tuple[Decimal, frozenset[str] | None]] = {
+    # word: (its value, the connectors one of which must follow it; None: none needed)
+    **dict.fromkeys(("quarter", "quarters", "viertel", "kwart", "kvarts", "çeyrek"),
+                    (_QUARTER, None)),
+    **dict.fromkeys(("drittel",), (_THIRD, None)),
+    **dict.fromkeys(("achtel",), (Decimal(1) / 8, None)),
+    **dict.fromkeys(("dreiviertel", "driekwart"), (3 * _QUARTER, None)),
+    **dict.fromkeys(("third", "thirds"), (_THIRD, frozenset({"of"}))),
+    **dict.fromkeys(("fourth", "fourths"), (_QUARTER, frozenset({"of"}))),
+    **dict.fromkeys(("fifth", "fifths"), (Decimal(1) / 5, frozenset({"of"}))),
+    **dict.fromkeys(("eighth", "eighths"), (Decimal(1) / 8, frozenset({"of"}))),
+    **dict.fromkeys(("tenth", "tenths"), (Decimal(1) / 10, frozenset({"of"}))),
+    **dict.fromkeys(("quart", "quarts", "tiers"), (_QUARTER, frozenset({"de", "d'", "du"}))),
+    **dict.fromkeys(("cuarto", "cuartos", "quarto", "quartos"),
+                    (_QUARTER, frozenset({"de", "del", "do", "da", "di", "d'"}))),
+    **dict.fromkeys(("tercio", "tercios", "terço", "terços", "terzo", "terzi"),
+                    (_THIRD, frozenset({"de", "del", "do", "da", "di", "d'"}))),
+    **dict.fromkeys(("quarti",), (_QUARTER, frozenset({"di", "d'"}))),
+}  # fmt: skip
+_FRACTION_WORDS["tiers"] = (_THIRD, frozenset({"de", "d'", "du"}))
+"""Fraction words before a unit, in the languages whose number words the finder reads: "three
+quarters of a mile", "ein Viertel Liter", "trois quarts de litre", "een kwart liter". Where the
+word is also an ordinal or a unit ("third", "quart", "cuarto"), a connector must follow it."""
+_GLUED_FRACTIONS = frozenset({"viertel", "drittel", "achtel", "dreiviertel", "kwart", "driekwart"})
+"""Fraction words German and Dutch write against their unit: "Viertelliter", "kwartliter"."""
+_FRACTION_START = re.compile(
+    rf"(?<![^\W\d_])(?:{'|'.join(sorted(_FRACTION_WORDS, key=len, reverse=True))})", re.IGNORECASE
+)
+_FRACTION_LINK = re.compile(
+    r"(?:-|\s{1,3}(?:(of|de|du|di|del|do|da|van)\s{1,3}|(d['’])|)?)"
+    r"(?:(?:a|an|un|une|una|uno|um|uma|ein|eine|einen|einem|een|en|ett|bir)\s{1,3})?",
+    re.IGNORECASE,
+)
+"""What may stand between a fraction word and its unit: a hyphen, or a connector and article."""
+_CJK_FRACTION = re.compile(
+    r"(\d{1,3}|[一二三四五六七八九十]{1,3}|[일이삼사오육칠팔구십]{1,3})\s{0,2}(分の|분의|分之|分)\s{0,2}"
+    r"(\d{1,3}|[一二三四五六七八九十]{1,3}|[일이삼사오육칠팔구십]{1,3})"
+)
+"""A fraction in Japanese, Korean or Chinese, denominator first: 4分の1, 4분의 1, 4分之1, 四分一."""
+
+
+def _with_fractions(text: str, prepared: str, found: list[QuantitySpan]) -> list[QuantitySpan]:
+    """``found`` with the fractions of a unit: "a quarter of an hour", "4分の1リットル".
+
+    A fraction that holds quantities read without it ("three quarters" as three quarter-years,
+    "4分" as four minutes) replaces them; one inside a longer quantity ("one and a quarter
+    miles") is left to it.
+    """
+    reads = [read for match in itertools.islice(_FRACTION_START.finditer(prepared), _MAX_HALVES)
+             if (read := _word_fraction(prepared, match)) is not None]  # fmt: skip
+    reads += [read for match in itertools.islice(_CJK_FRACTION.finditer(prepared), _MAX_HALVES)
+              if (read := _cjk_fraction(prepared, match)) is not None]  # fmt: skip
+    if not reads:
+        return found
+    out = list(found)
+    for value, unit, start, end in sorted(reads, key=lambda r: r[2]):
+        inside = [q for q in out if q.start < end and start < q.end]
+        if any(q.start < start or q.end > end for q in inside):
+            continue  # part of a longer quantity, or of another fraction
+        out = [q for q in out if q not in inside]
+        out.append(QuantitySpan(start, end, text[start:end], numbers._number(value), unit))  # noqa: SLF001
+    return sorted(out, key=lambda q: q.start)
+
+
+def _word_fraction(prepared: str, match: re.Match[str]) -> tuple[Decimal, str, int, int] | None:
+    """The quantity a fraction word starts or ends the numerator of: (value, unit, start, end)."""
+    part, connectors = _FRACTION_WORDS[match.group().casefold()]
+    start, end = match.start(), match.end()
+    if prepared[end : end + 1].isalpha():  # German and Dutch write it against: "Viertelliter"
+        if match.group().casefold() not in _GLUED_FRACTIONS:
+            return None  # "quarterly", "quarterback"
+        unit = _unit_after(prepared[end : end + 24])
+        if unit is None or prepared[end + unit[1] : end + unit[1] + 1].isalnum():
+            return None
+        used = unit[1]
+    else:
+        link = _FRACTION_LINK.match(prepared, end)
+        if link is None or (connectors is not None and (link.group(1) or link.group(2) or "")
+                            .casefold().replace("’", "'") not in connectors):  # fmt: skip
+            return None
+        rest = prepared[link.end() : link.end() + 48]
+        unit = _unit_after(rest)
+        if unit is None or prepared[link.end() + unit[1] : link.end() + unit[1] + 1].isalnum():
+            return None
+        word_at = link.end() + len(rest) - len(rest.lstrip())
+        if unit[0] == "in" and is_preposition_in(prepared, word_at):
+            return None  # "a quarter in the lead"
+        used = link.end() - end + unit[1]
+    if unit[0] in _RATIOS or unit[0].startswith("/") or unit[0] in _COUNTS:
+        return None
+    numerator, begin = _numerator_before(prepared, start)
+    if numerator is None:
+        return None
+    value, begin = _whole_before_half(prepared, begin, numerator * part)
+    return value, unit[0], begin, end + used
+
+
+def _numerator_before(prepared: str, start: int) -> tuple[Decimal | None, int]:
+    """How many parts the word before a fraction word counts, and where the count starts.
+
+    An article or no count is one, a number that many; a rank ("the first quarter of a year")
+    is no count (None).
+    """
+    before = re.search(r"(\S+)[\s-]+$", prepared[max(0, start - 24) : start])
+    if before is None:
+        return Decimal(1), start
+    word, begin = before.group(1), start - len(before.group())
+    if word.casefold() in _ARTICLES:
+        return Decimal(1), begin
+    hits = numbers.find_numbers(word, languages=_UNIT_LANGUAGES)
+    if len(hits) != 1 or hits[0].text != word:
+        return Decimal(1), start
+    if hits[0].ordinal or not 0 < hits[0].value <= 1000 or hits[0].value % 1:
+        return None, start
+    return Decimal(hits[0].value), begin
+
+
+def _cjk_fraction(prepared: str, match: re.Match[str]) -> tuple[Decimal, str, int, int] | None:
+    """A CJK or Korean fraction before a unit: (value, unit, start, end)."""
+    denominator = _cjk_number(match.group(1))
+    numerator = _cjk_number(match.group(3))
+    if not denominator or numerator is None or numerator > denominator:
+        return None
+    if match.group(2) == "分" and match.group(1)[0] not in "一二三四五六七八九十":
+        return None  # "四分一" is Cantonese for a quarter; "4分1" is no fraction anyone writes
+    unit = _unit_after(prepared[match.end() : match.end() + 24])
+    if unit is None or unit[0] in _RATIOS or unit[0] in _COUNTS or unit[0] == "min":
+        return None
+    return numerator / denominator, unit[0], match.start(), match.end() + unit[1]
+
+
+def _cjk_number(written: str) -> Decimal | None:
+    if written.isdigit():
+        return Decimal(written)
+    return _words.cjk_value(_words.kana_or_hangul(written))
 
 
 _ARTICLE_DOZEN = re.compile(

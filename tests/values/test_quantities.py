@@ -277,6 +277,48 @@ def test_find_quantities_passes_over_money_and_decades() -> None:
         ("un kilo, half-time, a half-day, half-bottle", []),
         # Swedish "ett par" is a couple, and a per-word alone no unit (was 1 per metre)
         ("ett par meter", []),
+        # fraction words before a unit (were nothing, or "three quarters" as quarter-years)
+        (
+            "three quarters of a mile, a quarter of an hour, quarter-litre, a third of a cup, "
+            "fourth of liter",
+            [
+                ("three quarters of a mile", 0.75, "mi"),
+                ("a quarter of an hour", 0.25, "h"),
+                ("quarter-litre", 0.25, "l"),
+                ("a third of a cup", 1 / 3, "cup"),
+                ("fourth of liter", 0.25, "l"),
+            ],
+        ),
+        (
+            "ein Viertelliter, drei viertel Liter, trois quarts de litre, un quart d'heure, "
+            "tres cuartos de litro, een kwart liter, çeyrek litre, bir ve çeyrek yıl",
+            [
+                ("ein Viertelliter", 0.25, "l"),
+                ("drei viertel Liter", 0.75, "l"),
+                ("trois quarts de litre", 0.75, "l"),
+                ("un quart d'heure", 0.25, "h"),
+                ("tres cuartos de litro", 0.75, "l"),
+                ("een kwart liter", 0.25, "l"),
+                ("çeyrek litre", 0.25, "l"),
+                ("bir ve çeyrek yıl", 1.25, "year"),
+            ],
+        ),
+        # ... and denominator first in Japanese, Korean and Cantonese (were 4 minutes, then 1 l)
+        (
+            "4分の1リットル、4분의 1 리터、四分一升、二分一加侖",
+            [
+                ("4分の1リットル", 0.25, "l"),
+                ("4분의 1 리터", 0.25, "l"),
+                ("四分一升", 0.25, "l"),
+                ("二分一加侖", 0.5, "gal"),
+            ],
+        ),
+        # ... not a rank, an ordinal without "of", a quarter-year, a preposition or a word
+        (
+            "in the first quarter of the year, the third cup, quarterly, a quarter in the lead, "
+            "3 quarts of milk, one and a quarter miles",
+            [("3 quarts", 3, "qt"), ("one and a quarter miles", 1.25, "mi")],
+        ),
         # the sign words of Japanese and Korean before a temperature (was 5 degrees)
         ("マイナス5度、氷点下3度", [("マイナス5度", -5, "°"), ("氷点下3度", -3, "°")]),
         # temperature scales as Hindi, Turkish and unaccented French write them
