@@ -131,6 +131,12 @@ _WORDS: dict[str, tuple[str, ...]] = {
     **{w: ("SGD",) for w in ("s$", "sg$", "sgd$")},
     **{w: ("TWD",) for w in ("nt$", "ntd", "新台币", "新台幣", "台币", "台幣")},
     **{w: ("MXN",) for w in ("mx$", "mex$")},
+    # Chinese colloquial names, written before an amount and 元 ("日币1000元", "韩币5万元")
+    **{w: ("JPY",) for w in ("日币", "日幣")},
+    **{w: ("KRW",) for w in ("韩币", "韓幣")},
+    **{w: ("SGD",) for w in ("新币", "新幣")},
+    **{w: ("MYR",) for w in ("马币", "馬幣")},
+    **{w: ("RUB",) for w in ("卢布", "盧布")},
     **{w: ("HRK",) for w in ("kn", "kuna", "kune")},
     **{w: ("DEM", "FIM", "BAM") for w in ("mark", "marks", "marco", "marchi", "marcos", "markka",
                                           "markkaa", "marka", "mark.")},
@@ -177,7 +183,8 @@ _CITIES = {
     "USD": ("new york", "washington", "california", "chicago", "texas", "america", "american",
             "americans", "u.s.", "usa", "united states", "美国", "美國", "アメリカ", "미국",
             "amerikanska", "amerikanische", "americano", "americanos", "americani", "américain",
-            "américains", "estadounidense", "estadounidenses", "norte-americano"),
+            "américains", "estadounidense", "estadounidenses", "norte-americano", "अमेरिकी",
+            "अमरीकी", "अमेरिका", "अमरीका"),
     "CAD": ("canada", "canadian", "toronto", "vancouver", "montreal", "montréal", "ottawa",
             "calgary", "quebec", "québec", "canadien", "canadiens", "canadiense", "canadese",
             "canadense", "kanada", "カナダ", "加拿大", "캐나다"),
@@ -619,7 +626,7 @@ _SIGNS = frozenset({"-", "+", "~", "≈", "ca.", "c."})
 _GENERIC_TAILS = ("ドル", "dollar", "dollars", "元", "$", "ポンド", "フラン", "ペソ", "ルピー",
                   "crowns", "kronor", "kroner", "krone", "francs", "franc", "pesos", "peso",
                   "rupees", "rupee", "dinars", "dinar", "riyals", "rials", "dirhams",
-                  "shillings", "pounds", "pound")  # fmt: skip
+                  "shillings", "pounds", "pound", "डॉलर", "달러")  # fmt: skip
 
 
 def _qualified_marker(text: str) -> tuple[str, str, int] | None:
@@ -822,6 +829,10 @@ def _around(
         pair = {before.strip(), marker}
         if any(_ISO_CODE.fullmatch(m) for m in pair) and len({key(m) for m in pair}) == 2:
             twice = currency_codes(before.strip()) & currency_codes(marker)
+        if not twice and key(marker) in _YUAN:
+            named = currency_codes(before.strip())
+            if len(named) == 1:  # "港币100元": 元 counts the currency named before the amount
+                twice = named
         if not twice:
             return None  # words before the amount: not one written amount
     if marker is None:
@@ -1020,9 +1031,15 @@ def _found_money(text: str, locale: str | None) -> list[MoneySpan]:
         if best is not None and best.text[-1:].isdigit() and _cents_follow(text, best.end):
             continue
         if best is not None:
+            kept = best.text.rstrip(_CJK_PUNCTUATION)  # "500元，" in unspaced text: the comma
+            if len(kept) < len(best.text):
+                best = best._replace(text=kept, end=best.start + len(kept))
             found.append(best)
             covered = best.end
     return found
+
+
+_CJK_PUNCTUATION = "，。、；：！？"
 
 
 _MINOR_OF_ONE = {

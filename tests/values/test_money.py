@@ -239,6 +239,11 @@ def test_lookups_are_fast_once_built() -> None:
          [("500 Millionen britischen Pfund", 500_000_000, "GBP")]),
         ("1,200 येन लगे", [("1,200 येन", 1200, "JPY")]),
         ("一株あたり1.95香港ドル", [("1.95香港ドル", 1.95, "HKD")]),
+        # Chinese names a currency before the amount and counts it in 元 after (was CNY)
+        ("他花了港币100元买书", [("港币100元", 100, "HKD")]),
+        ("日币1000元，韩币5万元", [("日币1000元", 1000, "JPY"), ("韩币5万元", 50000, "KRW")]),
+        # a demonym before a generic marker in Hindi (was nothing)
+        ("5 अमेरिकी डॉलर", [("5 अमेरिकी डॉलर", 5, "USD")]),
         ("Order 2024-117 for 12 boxes, phone +49 30 1234567.", []),
         # a comma ends an amount: the marker after it belongs to the next one
         ("scesa del 19 % rispetto al 1978, a hk $ 10,05 miliardi.",
