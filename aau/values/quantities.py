@@ -306,7 +306,8 @@ _WORDS = {
     "千米": "km", "公里": "km", "米": "m", "公尺": "m", "厘米": "cm", "公分": "cm", "毫米": "mm",
     "千克": "kg", "公斤": "kg", "克": "g", "毫克": "mg", "微克": "µg", "吨": "t", "噸": "t",
     "升": "l", "公升": "l", "公裏": "km", "加侖": "gal", "毫升": "ml", "千比特": "kbit",
-    "兆比特": "Mbit", "比特": "bit",
+    "兆比特": "Mbit", "比特": "bit", "stundenkilometer": "km/h", "stundenkilometern": "km/h",
+    "평방미터": "m2", "평방킬로미터": "km2", "평방센티미터": "cm2",
     "字节": "B", "千字节": "kB", "兆字节": "MB", "吉字节": "GB", "千兆字节": "GB",
     "平方米": "m2", "平方公里": "km2", "平方千米": "km2", "立方米": "m3", "英里": "mi",
     "英尺": "ft", "英寸": "in", "磅": "lb", "盎司": "oz", "加仑": "gal", "桶": "bbl",
@@ -525,6 +526,10 @@ def _joiners() -> tuple[tuple[str, re.Pattern[str] | None], ...]:
     return (("/", None), *((w, re.compile(rf"(?:^|\s){re.escape(w)}\s")) for w in words))
 
 
+_ELIDED_ARTICLE = re.compile(r"^l['’]", re.IGNORECASE)
+"""French elides the article before a unit it is per: "kilomètres à l'heure"."""
+
+
 def _compound(unit: str) -> str | None:
     cldr_per = _cldr_per(unit)
     for joiner, pattern in _joiners():
@@ -537,7 +542,7 @@ def _compound(unit: str) -> str | None:
             parts = [unit[: match.start()], unit[match.end() :]] if match else None
         if not parts:
             continue
-        numerator, denominator = parts[0].strip(), parts[1].strip()
+        numerator, denominator = parts[0].strip(), _ELIDED_ARTICLE.sub("", parts[1].strip())
         below = _canonical(denominator) or (
             _COMPOUND_NAMES.get(denominator) if denominator else None
         )
@@ -703,6 +708,8 @@ def _unit_after(text: str) -> tuple[str, int] | None:
         if candidate.casefold() in _LEAD_CONNECTORS or numbers.is_scale_word(candidate):
             continue  # "3 miliardi di", "iki milyar": a scale word or "of", never a unit
         last = candidate.rsplit(None, 1)
+        if len(last) == 2 and last[1].isdigit():
+            continue  # "5 ft 3 in": the next number, not feet cubed
         if (
             len(last) == 2 and len(last[1]) == 1 and last[1].islower() and stripped[end:].strip()
             and not (last[1] in "fc" and key(last[0].split()[-1]) in _DEGREE_WORDS)
@@ -711,7 +718,11 @@ def _unit_after(text: str) -> tuple[str, int] | None:
             # word, "f" and "c" are its scale ("98,6 graus f é uma temperatura normal")
             continue
         unit = read_unit(candidate)
-        suffixed = _SUFFIX.search(candidate) if unit is None else None
+        suffixed = (
+            _SUFFIX.search(candidate)
+            if unit is None and not _FRENCH_ELISION.search(candidate)
+            else None
+        )
         if (
             suffixed is not None
             and suffixed.start() >= 2  # "d'œufs" is French elision, not days
@@ -735,6 +746,8 @@ _OPENING_QUOTES = frozenset("\"'“‘«")
 
 _SUFFIX = re.compile(r"['’][^\W\d_A-Z]{1,5}$")
 """A case suffix after an apostrophe, as Turkish writes it after a symbol ("km'lik", "°C'ye")."""
+_FRENCH_ELISION = re.compile(r"(?<!\S)[ld]['’][^\W\d_]+$", re.IGNORECASE)
+"""An elided article or "de" ("à l'heure", "d'eau"): a word of its own, not a case suffix."""
 _UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3\u0e00-\u0e7f]")
 
 
@@ -1044,7 +1057,9 @@ def is_preposition_in(text: str, start: int) -> bool:
 
 
 _PER_BEFORE_WORDS = {"saatte": "h", "dakikada": "min", "saniyede": "s", "시속": "h", "초속": "s",
-                     "時速": "h", "时速": "h", "毎時": "h", "秒速": "s", "分速": "min"}  # fmt: skip
+                     "時速": "h", "时速": "h", "毎時": "h", "秒速": "s", "分速": "min",
+                     "每小时": "h", "每小時": "h", "每秒": "s", "每分钟": "min",
+                     "每分鐘": "min"}  # fmt: skip
 _PER_BEFORE = re.compile(rf"(?<!\w)({'|'.join(_PER_BEFORE_WORDS)})\s*$", re.IGNORECASE)
 """A rate's time written before the number: a length after it is a speed."""
 _HALF_AFTER_UNIT = re.compile(

@@ -319,6 +319,19 @@ def test_find_quantities_passes_over_money_and_decades() -> None:
             "3 quarts of milk, one and a quarter miles",
             [("3 quarts", 3, "qt"), ("one and a quarter miles", 1.25, "mi")],
         ),
+        # a number after a unit is the next quantity, not a power (was cubic feet); French
+        # elides the article of what a unit is per (was km per litre); speeds named apart
+        (
+            "5 ft 3 in; 100 kilomètres à l'heure; 每小时100公里; 100 Stundenkilometer; 10 평방미터",
+            [
+                ("5 ft", 5, "ft"),
+                ("3 in", 3, "in"),
+                ("100 kilomètres à l'heure", 100, "km/h"),
+                ("每小时100公里", 100, "km/h"),
+                ("100 Stundenkilometer", 100, "km/h"),
+                ("10 평방미터", 10, "m2"),
+            ],
+        ),
         # the sign words of Japanese and Korean before a temperature (was 5 degrees)
         ("マイナス5度、氷点下3度", [("マイナス5度", -5, "°"), ("氷点下3度", -3, "°")]),
         # temperature scales as Hindi, Turkish and unaccented French write them
