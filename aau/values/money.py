@@ -137,6 +137,14 @@ _WORDS: dict[str, tuple[str, ...]] = {
     **{w: ("SGD",) for w in ("新币", "新幣")},
     **{w: ("MYR",) for w in ("马币", "馬幣")},
     **{w: ("RUB",) for w in ("卢布", "盧布")},
+    # ... and the short names Chinese uses beside CLDR's long ones ("加拿大元", "印度卢比")
+    **{w: ("CAD",) for w in ("加元",)},
+    **{w: ("ZAR",) for w in ("兰特", "蘭特")},
+    **{w: ("TRY",) for w in ("里拉",)},
+    **{w: _RUPEES for w in ("卢比", "盧比")},
+    **{w: _FRANCS for w in ("法郎",)},
+    **{w: _PESOS for w in ("比索",)},
+    **{w: (*_KRONOR, "CZK") for w in ("克朗",)},
     **{w: ("HRK",) for w in ("kn", "kuna", "kune")},
     **{w: ("DEM", "FIM", "BAM") for w in ("mark", "marks", "marco", "marchi", "marcos", "markka",
                                           "markkaa", "marka", "mark.")},
@@ -516,6 +524,7 @@ _MINOR = {
         "lipa", "lipe", "стотинка", "стотинки", "ст", "ст.", "ban", "bani", "satang", "xu",
         "копійка", "копійки", "копійок", "halala", "halalas", "fils", "agora", "agorot",
         "fillér", "cèntim", "cèntims", "gr", "אגורה", "אגורות", "पैसा", "haléře",
+        "美分", "欧分", "歐分", "便士", "分钱", "分錢",
     )},
     **{key(w): Decimal("0.1") for w in ("角", "毛")},
 }  # fmt: skip
@@ -680,6 +689,8 @@ def _minor_part(
     After a Chinese yuan character (``yuan``) one numeral alone is 角, tenths ("两块五" is 2.5;
     "两块零五" 2.05), and 半 a half ("三块半").
     """
+    if rest.lstrip()[:1] in _CLAUSE_MARKS:
+        return None  # "五十加元，五百卢比": what follows a comma is the next amount, not cents
     if yuan and (tenths := _YUAN_TENTHS.match(rest)) and not _CJK_CHAR.match(rest, 1):
         digit = _words.cjk_value(tenths.group())
         return (digit / 10 if digit is not None else Decimal("0.5")), 1  # 半: no digit
@@ -1040,6 +1051,7 @@ def _found_money(text: str, locale: str | None) -> list[MoneySpan]:
 
 
 _CJK_PUNCTUATION = "，。、；：！？"
+_CLAUSE_MARKS = frozenset(",;，；、。")
 
 
 _MINOR_OF_ONE = {
@@ -1056,8 +1068,13 @@ _MINOR_OF_ONE = {
     **{key(w): "ILS" for w in ("agora", "agorot", "אגורה", "אגורות")},
     **{key(w): "HUF" for w in ("fillér",)},
     **{key(w): "JPY" for w in ("銭",)},
-    **{key(w): "CNY" for w in ("毛", "角")},
+    **{key(w): "CNY" for w in ("毛", "角", "分钱", "分錢")},
+    **{key(w): "USD" for w in ("美分",)},
+    **{key(w): "EUR" for w in ("欧分", "歐分")},
+    **{key(w): "GBP" for w in ("便士",)},
 }  # fmt: skip
+_CJK_MINOR_OF_ONE = ("美分", "欧分", "歐分", "便士", "分钱", "分錢")
+"""Minor units of one currency in CJK text, where the word after a number runs on unspaced."""
 """Minor units that only one currency has, so that an amount of them alone names it; each is
 a word of ``_MINOR`` too, which says what part of the currency it is."""
 _MINOR_WORD = re.compile(r" ?([^\s.,;:!?()\d]{1,12})")  # minor words are short; CJK runs long
@@ -1081,6 +1098,8 @@ def _minor_alone(text: str, number: numbers.NumberSpan) -> MoneySpan | None:
         unit = name[:1]
     elif key(name) in _MINOR_OF_ONE:
         unit = name
+    elif name.startswith(_CJK_MINOR_OF_ONE):  # "十五美分的硬币"
+        unit = name = next(w for w in _CJK_MINOR_OF_ONE if name.startswith(w))
     else:
         return None
     before = text[max(0, number.start - 40) : number.start].rstrip()

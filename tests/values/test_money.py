@@ -242,6 +242,13 @@ def test_lookups_are_fast_once_built() -> None:
         # Chinese names a currency before the amount and counts it in 元 after (was CNY)
         ("他花了港币100元买书", [("港币100元", 100, "HKD")]),
         ("日币1000元，韩币5万元", [("日币1000元", 1000, "JPY"), ("韩币5万元", 50000, "KRW")]),
+        # Chinese short names (加元 was CNY; 卢比 and 法郎 name several currencies) and minor
+        # units of one currency (were nothing)
+        ("五十加元，五百卢比，一百兰特", [("五十加元", 50, "CAD"), ("五百卢比", 500, None),
+                                        ("一百兰特", 100, "ZAR")]),
+        ("十五美分的硬币，五十欧分，50便士，5分钱",
+         [("十五美分", 0.15, "USD"), ("五十欧分", 0.5, "EUR"), ("50便士", 0.5, "GBP"),
+          ("5分钱", 0.05, "CNY")]),
         # a demonym before a generic marker in Hindi (was nothing)
         ("5 अमेरिकी डॉलर", [("5 अमेरिकी डॉलर", 5, "USD")]),
         ("Order 2024-117 for 12 boxes, phone +49 30 1234567.", []),
