@@ -338,6 +338,21 @@ def _cjk_tail(text: str, start: int) -> tuple[Decimal, int] | None:
     return None if value is None else (value, start + len(run))
 
 
+_GROUPED = re.compile(r"\d{1,3}(?:,\d{3})+")
+
+
+def _grouped_cjk_tail(text: str, token: str, end: int) -> tuple[Decimal, int] | None:
+    """Digits grouped by commas before a CJK scale ("1,000万", Korean "1,000만"): 10 million."""
+    if not _GROUPED.fullmatch(token) or text[end : end + 1] not in _CJK_TAIL:
+        return None
+    run = _CJK_RUN.match(text, end)
+    if run is None:
+        return None
+    tail = run.group().rstrip(".")
+    value = _words.cjk_value(token.replace(",", "") + tail)
+    return None if value is None else (value, end + len(tail))
+
+
 def _hangul_tail(text: str, start: int, end: int) -> tuple[Decimal, int] | None:
     """Digits followed by a Hangul scale (5만, 3천): the CJK reading of both."""
     cursor, tail = end, ""
@@ -440,7 +455,7 @@ def _read_literal(
     sign_start = _signed(text, start)
     negative = sign_start < start and text[sign_start] in "-负負"
     scale = Decimal(1)
-    cjk = _cjk_tail(text, start)
+    cjk = _cjk_tail(text, start) or _grouped_cjk_tail(text, token, end)
     hangul = (
         _hangul_tail(text, start, end) if cjk is None and token.replace(",", "").isdigit() else None
     )
@@ -448,6 +463,8 @@ def _read_literal(
         value, end = cjk
     elif hangul is not None:
         value, end = hangul
+        last = _TAIL_SCALES.get(text[end - 1], Decimal(1))
+        value, end = _unscaled_tail(text, value, last, end, locale, letters)  # "3만 5000원"
     else:
         resolved = _resolve(token, locale)
         if resolved is None:
@@ -510,7 +527,33 @@ def _scale_chain(
         tail = _HUNDRED_AND.match(text, end)
         if tail is not None:
             value, end = value + Decimal(tail.group(1)), tail.end()
-    return value, end
+    return _unscaled_tail(text, value, smallest, end, locale, letters)
+
+
+_TAIL_SCALES = {"千": Decimal(1000), "천": Decimal(1000), "万": Decimal(10_000),
+                "萬": Decimal(10_000), "만": Decimal(10_000)}  # fmt: skip
+_TAIL_DIGITS = re.compile(r"[ \u00a0]?(\d{1,4})(?![\d.,]?\d)")
+
+
+def _unscaled_tail(
+    text: str, value: Decimal, smallest: Decimal, end: int, locale: str | None, letters: bool
+) -> tuple[Decimal, int]:
+    """Digits without a scale after a thousand or a 만: "3 bin 500" is 3,500, "3만 5000" 35,000.
+
+    Only below that scale, and not where a scale follows them (the next number's: "3 bin 500
+    milyon").
+    """
+    if smallest not in (1000, 10_000):
+        return value, end
+    tail = _TAIL_DIGITS.match(text, end)
+    if tail is None or not 0 < int(tail.group(1)) < smallest:
+        return value, end
+    following = text[tail.end() : tail.end() + 1]
+    if following and (following in _CJK_TAIL or following in _HANGUL_TAIL):
+        return value, end  # "4천3백": 3 is the hundreds' count
+    if _scale_after(text, tail.end(), locale, letters)[0] > 1:
+        return value, end
+    return value + Decimal(tail.group(1)), tail.end()
 
 
 _HUNDRED_AND = re.compile(r"[ \u00a0]+and[ \u00a0]+(\d{1,2})(?![\d.,]?\d)")

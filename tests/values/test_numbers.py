@@ -231,6 +231,20 @@ def test_find_numbers_reads_digits_with_falling_scales_as_one_number() -> None:
     ]
 
 
+def test_find_numbers_reads_digits_after_a_thousand_or_a_man() -> None:
+    # Turkish and Korean write the rest of a number in digits after its thousands or 만
+    found = find_numbers("3 bin 500 lira; 3만 5000원; 1,000만 원; 4천3백; 3 bin 500 milyon")
+    assert [(s.text, s.value) for s in found] == [
+        ("3 bin 500", 3_500),
+        ("3만 5000", 35_000),
+        ("1,000만", 10_000_000),
+        ("4천", 4_000),
+        ("3백", 300),
+        ("3 bin", 3_000),
+        ("500 milyon", 500_000_000),
+    ]
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
