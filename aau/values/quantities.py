@@ -826,6 +826,8 @@ def _unit_for(
             value, finish = value + Decimal("0.5"), len(text)
         elif text[finish : finish + 1] == "半" and _UNSPACED.search(text[end:finish]):
             value, finish = value + Decimal("0.5"), finish + 1  # "两米半。": two and a half metres
+        elif unit == "m" and value % 1 == 0 and text[end:finish] == "米":
+            value, finish = _metre_decimals(text, value, finish)  # "一米八": 1.8 m
         before = text[:start].strip()
         if before:
             joined = read_unit(before + text[end:finish])
@@ -840,6 +842,23 @@ def _unit_for(
     if scale == 12:
         return value, "piece", start, end  # "2 dozen" (eggs): a count of 24
     return None
+
+
+_CJK_DIGITS = {"〇": "0", "零": "0", "一": "1", "二": "2", "两": "2", "兩": "2", "三": "3",
+               "四": "4", "五": "5", "六": "6", "七": "7", "八": "8", "九": "9"}  # fmt: skip
+_METRE_DECIMALS = re.compile(rf"(?:\d{{1,2}}|[{''.join(_CJK_DIGITS)}]{{1,2}})(?![\d.,])")
+
+
+def _metre_decimals(text: str, value: Decimal, finish: int) -> tuple[Decimal, int]:
+    """The decimals Chinese writes after 米: "一米八" is 1.8 m, "1米75" 1.75 m.
+
+    Not where a unit follows them: in "5米10个" the 10 is a count.
+    """
+    digits = _METRE_DECIMALS.match(text, finish)
+    if digits is None or _unit_after(text[digits.end() : digits.end() + 8]) is not None:
+        return value, finish
+    written = "".join(_CJK_DIGITS.get(c, c) for c in digits.group())
+    return value + Decimal(f"0.{written}"), digits.end()
 
 
 _COUNT_WORD_HALF = re.compile("[个個]半")

@@ -332,6 +332,11 @@ def test_find_quantities_passes_over_money_and_decades() -> None:
                 ("10 평방미터", 10, "m2"),
             ],
         ),
+        # the decimals of a metre after 米 (was 1 m), not a count after it
+        (
+            "他身高一米七五，1米75；5米10个",
+            [("一米七五", 1.75, "m"), ("1米75", 1.75, "m"), ("5米", 5, "m"), ("10个", 10, "piece")],
+        ),
         # the sign words of Japanese and Korean before a temperature (was 5 degrees)
         ("マイナス5度、氷点下3度", [("マイナス5度", -5, "°"), ("氷点下3度", -3, "°")]),
         # temperature scales as Hindi, Turkish and unaccented French write them
