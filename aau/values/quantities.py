@@ -846,7 +846,9 @@ def _unit_for(
 
 _CJK_DIGITS = {"〇": "0", "零": "0", "一": "1", "二": "2", "两": "2", "兩": "2", "三": "3",
                "四": "4", "五": "5", "六": "6", "七": "7", "八": "8", "九": "9"}  # fmt: skip
-_METRE_DECIMALS = re.compile(rf"(?:\d{{1,2}}|[{''.join(_CJK_DIGITS)}]{{1,2}})(?![\d.,])")
+_METRE_DECIMALS = re.compile(
+    rf"(?:\d{{1,2}}|[{''.join(_CJK_DIGITS)}]{{1,2}})(?![\d{''.join(_CJK_DIGITS)}]|\.\d)"
+)
 
 
 def _metre_decimals(text: str, value: Decimal, finish: int) -> tuple[Decimal, int]:
