@@ -705,6 +705,8 @@ def _unit_after(text: str) -> tuple[str, int] | None:
         ends += list(range(min(ends[0], 10), 0, -1))  # scripts without spaces: "米半", "公斤"
     for end in sorted(set(ends), reverse=True):
         candidate = stripped[:end].rstrip(",;:?!)\"'»")
+        if key(candidate.rstrip(".")) in _AFTER_DEGREE_ONLY:
+            continue  # Hindi "से" is "from" ("5 से 10"): Celsius only after "डिग्री"
         if candidate.casefold() in _LEAD_CONNECTORS or numbers.is_scale_word(candidate):
             continue  # "3 miliardi di", "iki milyar": a scale word or "of", never a unit
         last = candidate.rsplit(None, 1)
@@ -740,6 +742,8 @@ def _unit_after(text: str) -> tuple[str, int] | None:
     return None
 
 
+_AFTER_DEGREE_ONLY = frozenset(key(w) for w in ("से", "सें", "फ़ॉ", "फॉ"))
+"""Scale abbreviations that are common words alone: a scale only after a degree word."""
 _MARKS = {'"': "in", "″": "in", "'": "ft", "′": "ft"}
 _OPENING_QUOTES = frozenset("\"'“‘«")
 
@@ -961,6 +965,8 @@ def find_quantities(text: str) -> list[QuantitySpan]:
         in_date = bisect.bisect_right(date_starts, number.start) - 1
         if in_date >= 0 and number.start < dates[in_date][1]:
             continue  # "3月15日", "2024년 3월": a date, not three months
+        if number.text == "零" and prepared.startswith("下", number.end):
+            continue  # "零下5度": below zero, not zero degrees
         short = numbers.is_short_word(number.text)
         if short and not _article_before_half(prepared, number):
             continue  # "on hold": Turkish "on" (10), Norwegian "to" (2) are words here
@@ -1017,10 +1023,15 @@ def find_quantities(text: str) -> list[QuantitySpan]:
         ):
             continue  # 'he said "5"': a quoted number, not five inches
         if unit in _TEMPERATURES and value > 0:
-            sign = _MINUS_BEFORE.search(prepared, max(0, start - 12), start)
+            sign = _MINUS_BEFORE.search(prepared, max(0, start - 16), number.start)
             if sign is not None and not re.search(r"\d\s*$", prepared[: sign.start()]):
-                # "minus 15 degrees", "零下15度", "영하 5도"; "10 minus 5 degrees" is arithmetic
-                value, start = -value, sign.start()
+                # "minus 15 degrees", "零下15度", "영하 5도", "摄氏零下5度" (the scale before the
+                # sign); "10 minus 5 degrees" is arithmetic
+                value, start = -value, min(start, sign.start())
+            else:
+                below = _BELOW_ZERO.match(prepared, end)
+                if below is not None:  # "5 grados bajo cero", "5 degrees below zero"
+                    value, end = -value, below.end()
         out.append(QuantitySpan(start, end, text[start:end], numbers._number(value), unit))  # noqa: SLF001
         covered = end
     return _with_fractions(
@@ -1090,8 +1101,15 @@ _HALF_AFTER_UNIT = re.compile(
 """French, Spanish, Italian and Portuguese write the half after its unit: "metros y medio"."""
 _WHOLE_BEFORE_HALF = re.compile(r"(?<!\S)(\S+)\s+(?:och|og|en|and|und|ve)\s+$", re.IGNORECASE)
 """A whole number and a joiner before "en halv meter", "bir ve çeyrek yıl": and a half, a part."""
+_BELOW_ZERO = re.compile(
+    r"\s+(?:below\s+zero|en\s+dessous\s+de\s+z[ée]ro|au-dessous\s+de\s+z[ée]ro|unter\s+null"
+    r"|onder\s+nul|bajo\s+cero|abaixo\s+de\s+zero|sotto\s+(?:lo\s+)?zero|under\s+noll)(?!\w)",
+    re.IGNORECASE,
+)
+"""Below zero, after a temperature: "5 Grad unter Null" is minus five."""
 _MINUS_BEFORE = re.compile(
-    r"(?:(?<!\w)(?:minus|moins|menos|meno|min|eksi|минус)\s+|(?:零下|영하|マイナス|氷点下|마이너스)\s*)$",
+    r"(?:(?<!\w)(?:minus|moins|menos|meno|min|eksi|минус|माइनस|sıfırın altında)\s+"
+    r"|(?:零下|영하|マイナス|氷点下|마이너스)\s*)$",
     re.IGNORECASE,
 )
 """A sign word just before a temperature's number."""
@@ -1389,11 +1407,17 @@ def _quantity_at(text: str, start: int, end: int) -> tuple[Decimal, str, int, in
     if unit == "°" and start > 0:
         lead = max(0, start - _BEFORE_CHARS)
         clause = re.split(r"[,;.!?。，]", text[lead:start])[-1]
-        for cut in range(len(clause)):  # the longest lead that names the scale
-            wider = _read(clause[cut:] + window)
+        sign = _MINUS_BEFORE.search(clause)
+        named = clause[: sign.start()] if sign is not None else clause  # "섭씨 영하 5도"
+        for cut in range(len(named)):  # the longest lead that names the scale
+            if named[cut].isspace():
+                continue
+            if key(named[cut:].strip()) in _AFTER_DEGREE_ONLY:
+                break  # "शून्य से 5 डिग्री": "from", not Celsius
+            wider = _read(named[cut:] + window)
             if wider is not None and wider[1] in _TEMPERATURES - {"°"}:
                 begin = start - len(clause) + cut
-                return wider[0], wider[1], begin, begin + wider[3]
+                return wider[0], wider[1], begin, start + wider[3] - (len(named) - cut)
     return value, unit, start, start + used
 
 

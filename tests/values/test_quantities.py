@@ -337,6 +337,20 @@ def test_find_quantities_passes_over_money_and_decades() -> None:
             "他身高一米七五，1米75；5米10个",
             [("一米七五", 1.75, "m"), ("1米75", 1.75, "m"), ("5米", 5, "m"), ("10个", 10, "piece")],
         ),
+        # a sign after the scale word (was 0 °C, and -5 without its scale), Hindi's minus,
+        # below zero after the temperature (was +5)
+        (
+            "摄氏零下5度; 섭씨 영하 5도; माइनस 5 डिग्री; 5 Grad unter Null; 5 grados bajo cero",
+            [
+                ("摄氏零下5度", -5, "°C"),
+                ("섭씨 영하 5도", -5, "°C"),
+                ("माइनस 5 डिग्री", -5, "°"),
+                ("5 Grad unter Null", -5, "°"),
+                ("5 grados bajo cero", -5, "°"),
+            ],
+        ),
+        # Hindi "से" is "from", Celsius only after a degree word (was 5 °C)
+        ("5 से 10 किलो; 6 डिग्री से.", [("10 किलो", 10, "kg"), ("6 डिग्री से", 6, "°C")]),
         # the sign words of Japanese and Korean before a temperature (was 5 degrees)
         ("マイナス5度、氷点下3度", [("マイナス5度", -5, "°"), ("氷点下3度", -3, "°")]),
         # temperature scales as Hindi, Turkish and unaccented French write them
