@@ -43,6 +43,7 @@ __all__ = [
     "close",
     "NumberSpan",
     "find_numbers",
+    "is_height_metre",
     "is_short_word",
     "read_number",
     "read_range",
@@ -442,7 +443,17 @@ def _glued_code(text: str, start: int, end: int) -> bool:
         return True
     if _EXPONENT.match(text, end):
         return False
+    if end - start == 1 and _HEIGHT.match(text, end):
+        return False  # "1m80": a height in metres and centimetres
     return bool(re.match(r"[A-Za-z]+\d", text[end : end + 8]))
+
+
+_HEIGHT = re.compile(r"m\d{2}(?!\w|[.,]\d)")
+
+
+def is_height_metre(text: str) -> bool:
+    """Whether ``text`` starts with the "m80" of a height written "1m80" (metres, centimetres)."""
+    return _HEIGHT.match(text) is not None
 
 
 def _read_literal(

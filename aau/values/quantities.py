@@ -307,7 +307,8 @@ _WORDS = {
     "千克": "kg", "公斤": "kg", "克": "g", "毫克": "mg", "微克": "µg", "吨": "t", "噸": "t",
     "升": "l", "公升": "l", "公裏": "km", "加侖": "gal", "毫升": "ml", "千比特": "kbit",
     "兆比特": "Mbit", "比特": "bit", "stundenkilometer": "km/h", "stundenkilometern": "km/h",
-    "평방미터": "m2", "평방킬로미터": "km2", "평방센티미터": "cm2",
+    "평방미터": "m2", "평방킬로미터": "km2", "평방센티미터": "cm2", "cuarto de galón": "qt",
+    "cuartos de galón": "qt", "cuarto de galon": "qt", "cuartos de galon": "qt",
     "字节": "B", "千字节": "kB", "兆字节": "MB", "吉字节": "GB", "千兆字节": "GB",
     "平方米": "m2", "平方公里": "km2", "平方千米": "km2", "立方米": "m3", "英里": "mi",
     "英尺": "ft", "英寸": "in", "磅": "lb", "盎司": "oz", "加仑": "gal", "桶": "bbl",
@@ -493,6 +494,8 @@ def read_unit(text: str) -> str | None:
         return None  # a full stop is no unit (its look-up key is the foot mark's, empty)
     if any(c.isdigit() for c in unit) and not _DIGITS_IN_UNIT.fullmatch(unit):
         return None  # digits only as an exponent ("km2", "m3/h") or in "l/100 km"
+    if unit in _TIMES_SIGNS:
+        return None  # "2 x 3 m": a product's sign, not a unit (some CLDR language's century)
     direct = _canonical(unit)
     if direct is not None:
         return direct
@@ -689,6 +692,8 @@ def _unit_after(text: str) -> tuple[str, int] | None:
         return "in", 2  # two foot marks for the inch mark ″, as a keyboard writes it: 5''
     if not lead and stripped[:1] in _MARKS and not stripped[1:2].isalnum():
         return _MARKS[stripped[0]], 1  # inch and foot marks against the number: 9", 6'
+    if not lead and numbers.is_height_metre(stripped):
+        return "m", 1  # "1m80": the centimetres follow
     if stripped.startswith("-") and not stripped[1:2].isdigit():
         stripped, lead = stripped[1:], lead + 1  # "10-liter", "776-voet"
     words = re.match(r"(\S+)\s+(.*)", stripped)
@@ -742,6 +747,7 @@ def _unit_after(text: str) -> tuple[str, int] | None:
     return None
 
 
+_TIMES_SIGNS = frozenset({"x", "X", "×"})
 _AFTER_DEGREE_ONLY = frozenset(key(w) for w in ("से", "सें", "फ़ॉ", "फॉ"))
 """Scale abbreviations that are common words alone: a scale only after a degree word."""
 _MARKS = {'"': "in", "″": "in", "'": "ft", "′": "ft"}
@@ -830,8 +836,8 @@ def _unit_for(
             value, finish = value + Decimal("0.5"), len(text)
         elif text[finish : finish + 1] == "半" and _UNSPACED.search(text[end:finish]):
             value, finish = value + Decimal("0.5"), finish + 1  # "两米半。": two and a half metres
-        elif unit == "m" and value % 1 == 0 and text[end:finish] == "米":
-            value, finish = _metre_decimals(text, value, finish)  # "一米八": 1.8 m
+        elif unit == "m" and value % 1 == 0 and text[end:finish].strip() in ("米", "m"):
+            value, finish = _metre_decimals(text, value, finish)  # "一米八", "1m80": 1.8 m
         before = text[:start].strip()
         if before:
             joined = read_unit(before + text[end:finish])
@@ -856,15 +862,20 @@ _METRE_DECIMALS = re.compile(
 
 
 def _metre_decimals(text: str, value: Decimal, finish: int) -> tuple[Decimal, int]:
-    """The decimals Chinese writes after 米: "一米八" is 1.8 m, "1米75" 1.75 m.
+    """The decimals written after 米 or m: "一米八" is 1.8 m, "1米75" 1.75 m, "1m80" 1.8 m.
 
     Not where a unit follows them: in "5米10个" the 10 is a count.
     """
-    digits = _METRE_DECIMALS.match(text, finish)
+    latin = text[finish - 1 : finish] == "m"
+    digits = (_CENTIMETRES if latin else _METRE_DECIMALS).match(text, finish)
     if digits is None or _unit_after(text[digits.end() : digits.end() + 8]) is not None:
         return value, finish
-    written = "".join(_CJK_DIGITS.get(c, c) for c in digits.group())
+    written = "".join(_CJK_DIGITS.get(c, c) for c in digits.group().strip())
     return value + Decimal(f"0.{written}"), digits.end()
+
+
+_CENTIMETRES = re.compile(r" ?\d{2}(?![\d.,]?\d)")
+"""The centimetres after "1m" or "1 m" in a height ("1m80", "1 m 80"): two digits, no more."""
 
 
 _COUNT_WORD_HALF = re.compile("[个個]半")
@@ -1323,6 +1334,8 @@ def _word_fraction(prepared: str, match: re.Match[str]) -> tuple[Decimal, str, i
         used = link.end() - end + unit[1]
     if unit[0] in _RATIOS or unit[0].startswith("/") or unit[0] in _COUNTS:
         return None
+    if read_unit(prepared[start : end + used]) is not None:
+        return None  # "cuartos de galón" is the quart's name: a count of quarts, not a fraction
     numerator, begin = _numerator_before(prepared, start)
     if numerator is None:
         return None

@@ -337,6 +337,18 @@ def test_find_quantities_passes_over_money_and_decades() -> None:
             "他身高一米七五，1米75；5米10个",
             [("一米七五", 1.75, "m"), ("1米75", 1.75, "m"), ("5米", 5, "m"), ("10个", 10, "piece")],
         ),
+        # ... and the centimetres of a height after m (was nothing, or 1 m)
+        (
+            "il mesure 1m80, le mur 3 m 50; 5 m 20 people",
+            [
+                ("1m80", 1.8, "m"),
+                ("3 m 50", 3.5, "m"),
+                ("5 m", 5, "m"),
+                ("20 people", 20, "person"),
+            ],
+        ),
+        # a product's sign is no unit (was two centuries); the quart's Spanish name is a unit
+        ("2 x 3 m; 2 cuartos de galón", [("3 m", 3, "m"), ("2 cuartos de galón", 2, "qt")]),
         # a sign after the scale word (was 0 °C, and -5 without its scale), Hindi's minus,
         # below zero after the temperature (was +5)
         (
