@@ -289,7 +289,8 @@ _DENOMINATORS = {2, 3, 4, 5, 6, 8, 10, 12, 16, 32, 64, 100}
 """Denominators read as a fraction in ``a/b`` (so 24/7 and 12/05 are not fractions)."""
 _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
 _EXPONENT = re.compile(
-    r"[eE]([-+]?\d{1,3})(?!\d)|\s?[x*·]\s?10(?:\^|\*\*)?([-+]?\d{1,3}|[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3})"
+    r"[eE]([-+]?\d{1,3})(?!\d)|\s?[x*·]\s?10(?:(?:\^|\*\*)([-+]?\d{1,3})|([-+]?[1-9]\d{0,2})"
+    r"|([⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}))"
 )
 _FRACTION = re.compile(r"/(\d{1,3})(?![\d/])")
 _MIXED = re.compile(r" (\d{1,2})/(\d{1,3})(?![\d/])")
@@ -585,7 +586,7 @@ def _fraction_and_exponent(text: str, token: str, value: Decimal, end: int) -> t
                 return value + Decimal(numerator) / Decimal(denominator), mixed.end()
     exponent = _EXPONENT.match(text, end)
     if exponent:
-        power = (exponent.group(1) or exponent.group(2)).translate(_SUPERSCRIPTS)
+        power = next(g for g in exponent.groups() if g is not None).translate(_SUPERSCRIPTS)
         try:
             return value * Decimal(10) ** int(power), exponent.end()
         except (InvalidOperation, ValueError, OverflowError):

@@ -748,6 +748,7 @@ def _unit_after(text: str) -> tuple[str, int] | None:
 
 
 _TIMES_SIGNS = frozenset({"x", "X", "×"})
+_TIMES_BEFORE_DIGIT = re.compile(r" ?[xX×] ?\d")
 _AFTER_DEGREE_ONLY = frozenset(key(w) for w in ("से", "सें", "फ़ॉ", "फॉ"))
 """Scale abbreviations that are common words alone: a scale only after a degree word."""
 _MARKS = {'"': "in", "″": "in", "'": "ft", "′": "ft"}
@@ -978,6 +979,8 @@ def find_quantities(text: str) -> list[QuantitySpan]:
             continue  # "3月15日", "2024년 3월": a date, not three months
         if number.text == "零" and prepared.startswith("下", number.end):
             continue  # "零下5度": below zero, not zero degrees
+        if _TIMES_BEFORE_DIGIT.match(prepared, number.end):
+            continue  # "4x100m", "2 × 3 m": a factor, the quantity is after it
         short = numbers.is_short_word(number.text)
         if short and not _article_before_half(prepared, number):
             continue  # "on hold": Turkish "on" (10), Norwegian "to" (2) are words here

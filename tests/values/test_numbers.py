@@ -231,6 +231,16 @@ def test_find_numbers_reads_digits_with_falling_scales_as_one_number() -> None:
     ]
 
 
+def test_a_power_of_ten_written_plainly_is_not_zero() -> None:
+    # "x10" then digits is a power only from 1 up ("6.02x1023" lost its superscript); "4x100"
+    # is four times a hundred, not 4 x 10^0
+    assert [(s.text, s.value) for s in find_numbers("6.02x1023; 3x105")] == [
+        ("6.02x1023", pytest.approx(6.02e23)),
+        ("3x105", 300_000),
+    ]
+    assert find_numbers("the 4x100m relay") == []
+
+
 def test_find_numbers_reads_digits_after_a_thousand_or_a_man() -> None:
     # Turkish and Korean write the rest of a number in digits after its thousands or 만
     found = find_numbers("3 bin 500 lira; 3만 5000원; 1,000만 원; 4천3백; 3 bin 500 milyon")
