@@ -1413,6 +1413,15 @@ def _clock_time(text: str, start: int, value: Decimal) -> bool:
     return value == value.to_integral_value() and 1 <= value <= 12
 
 
+@cache
+def _scale_names() -> re.Pattern[str]:
+    """The look-up keys of temperature scales' names ("摄氏", "섭씨", "celsius"), as one pattern."""
+    _, folded = _lexicon()
+    names = {name for name, unit in folded.items()
+             if unit in _TEMPERATURES - {"°"} and len(name) >= 2}  # fmt: skip
+    return re.compile("|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)))
+
+
 def _quantity_at(text: str, start: int, end: int) -> tuple[Decimal, str, int, int] | None:
     """The quantity whose number is ``text[start:end]``: (value, unit, start, end), or None."""
     window = text[start : min(len(text), end + 48)]
@@ -1425,6 +1434,8 @@ def _quantity_at(text: str, start: int, end: int) -> tuple[Decimal, str, int, in
         clause = re.split(r"[,;.!?。，]", text[lead:start])[-1]
         sign = _MINUS_BEFORE.search(clause)
         named = clause[: sign.start()] if sign is not None else clause  # "섭씨 영하 5도"
+        if not _scale_names().search(key(named)):
+            named = ""  # no scale's name there: no lead to try (a reading per cut is slow)
         for cut in range(len(named)):  # the longest lead that names the scale
             if named[cut].isspace():
                 continue
