@@ -1073,10 +1073,10 @@ _MINOR_OF_ONE = {
     **{key(w): "EUR" for w in ("欧分", "歐分")},
     **{key(w): "GBP" for w in ("便士",)},
 }  # fmt: skip
-_CJK_MINOR_OF_ONE = ("美分", "欧分", "歐分", "便士", "分钱", "分錢")
-"""Minor units of one currency in CJK text, where the word after a number runs on unspaced."""
 """Minor units that only one currency has, so that an amount of them alone names it; each is
 a word of ``_MINOR`` too, which says what part of the currency it is."""
+_CJK_MINOR_OF_ONE = tuple(w for w in _MINOR_OF_ONE if len(w) > 1 and "\u4e00" <= w[0] <= "\u9fff")
+"""Those of several CJK characters, read as the start of the unspaced word after a number."""
 _MINOR_WORD = re.compile(r" ?([^\s.,;:!?()\d]{1,12})")  # minor words are short; CJK runs long
 
 

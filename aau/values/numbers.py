@@ -475,7 +475,7 @@ def _read_literal(
         value, end = cjk
     elif hangul is not None:
         value, end = hangul
-        last = _TAIL_SCALES.get(text[end - 1], Decimal(1))
+        last = _words.cjk_value(_HANGUL_TAIL.get(text[end - 1], text[end - 1])) or Decimal(1)
         value, end = _unscaled_tail(text, value, last, end, locale, letters)  # "3만 5000원"
     else:
         resolved = _resolve(token, locale)
@@ -542,8 +542,6 @@ def _scale_chain(
     return _unscaled_tail(text, value, smallest, end, locale, letters)
 
 
-_TAIL_SCALES = {"千": Decimal(1000), "천": Decimal(1000), "万": Decimal(10_000),
-                "萬": Decimal(10_000), "만": Decimal(10_000)}  # fmt: skip
 _TAIL_DIGITS = re.compile(r"[ \u00a0]?(\d{1,4})(?![\d.,]?\d)")
 
 

@@ -855,11 +855,8 @@ def _unit_for(
     return None
 
 
-_CJK_DIGITS = {"〇": "0", "零": "0", "一": "1", "二": "2", "两": "2", "兩": "2", "三": "3",
-               "四": "4", "五": "5", "六": "6", "七": "7", "八": "8", "九": "9"}  # fmt: skip
-_METRE_DECIMALS = re.compile(
-    rf"(?:\d{{1,2}}|[{''.join(_CJK_DIGITS)}]{{1,2}})(?![\d{''.join(_CJK_DIGITS)}]|\.\d)"
-)
+_METRE_DIGITS = "〇零一二两兩三四五六七八九"
+_METRE_DECIMALS = re.compile(rf"(?:\d{{1,2}}|[{_METRE_DIGITS}]{{1,2}})(?![\d{_METRE_DIGITS}]|\.\d)")
 
 
 def _metre_decimals(text: str, value: Decimal, finish: int) -> tuple[Decimal, int]:
@@ -871,7 +868,7 @@ def _metre_decimals(text: str, value: Decimal, finish: int) -> tuple[Decimal, in
     digits = (_CENTIMETRES if latin else _METRE_DECIMALS).match(text, finish)
     if digits is None or _unit_after(text[digits.end() : digits.end() + 8]) is not None:
         return value, finish
-    written = "".join(_CJK_DIGITS.get(c, c) for c in digits.group().strip())
+    written = "".join(str(_words.cjk_value(c)) for c in digits.group().strip())
     return value + Decimal(f"0.{written}"), digits.end()
 
 
@@ -1259,14 +1256,14 @@ _FRACTION_WORDS: dict[str, tuple[Decimal, frozenset[str] | None]] = {
     **dict.fromkeys(("fifth", "fifths"), (Decimal(1) / 5, frozenset({"of"}))),
     **dict.fromkeys(("eighth", "eighths"), (Decimal(1) / 8, frozenset({"of"}))),
     **dict.fromkeys(("tenth", "tenths"), (Decimal(1) / 10, frozenset({"of"}))),
-    **dict.fromkeys(("quart", "quarts", "tiers"), (_QUARTER, frozenset({"de", "d'", "du"}))),
+    **dict.fromkeys(("quart", "quarts"), (_QUARTER, frozenset({"de", "d'", "du"}))),
+    **dict.fromkeys(("tiers",), (_THIRD, frozenset({"de", "d'", "du"}))),
     **dict.fromkeys(("cuarto", "cuartos", "quarto", "quartos"),
                     (_QUARTER, frozenset({"de", "del", "do", "da", "di", "d'"}))),
     **dict.fromkeys(("tercio", "tercios", "terço", "terços", "terzo", "terzi"),
                     (_THIRD, frozenset({"de", "del", "do", "da", "di", "d'"}))),
     **dict.fromkeys(("quarti",), (_QUARTER, frozenset({"di", "d'"}))),
 }  # fmt: skip
-_FRACTION_WORDS["tiers"] = (_THIRD, frozenset({"de", "d'", "du"}))
 """Fraction words before a unit, in the languages whose number words the finder reads: "three
 quarters of a mile", "ein Viertel Liter", "trois quarts de litre", "een kwart liter". Where the
 word is also an ordinal or a unit ("third", "quart", "cuarto"), a connector must follow it."""
@@ -1368,8 +1365,9 @@ def _numerator_before(prepared: str, start: int) -> tuple[Decimal | None, int]:
 
 def _cjk_fraction(prepared: str, match: re.Match[str]) -> tuple[Decimal, str, int, int] | None:
     """A CJK or Korean fraction before a unit: (value, unit, start, end)."""
-    denominator = _cjk_number(match.group(1))
-    numerator = _cjk_number(match.group(3))
+    # digits, CJK or Hangul numerals: cjk_value reads ASCII digits too
+    denominator = _words.cjk_value(_words.kana_or_hangul(match.group(1)))
+    numerator = _words.cjk_value(_words.kana_or_hangul(match.group(3)))
     if not denominator or numerator is None or numerator > denominator:
         return None
     if match.group(2) == "分" and match.group(1)[0] not in "一二三四五六七八九十":
@@ -1378,12 +1376,6 @@ def _cjk_fraction(prepared: str, match: re.Match[str]) -> tuple[Decimal, str, in
     if unit is None or unit[0] in _RATIOS or unit[0] in _COUNTS or unit[0] == "min":
         return None
     return numerator / denominator, unit[0], match.start(), match.end() + unit[1]
-
-
-def _cjk_number(written: str) -> Decimal | None:
-    if written.isdigit():
-        return Decimal(written)
-    return _words.cjk_value(_words.kana_or_hangul(written))
 
 
 _ARTICLE_DOZEN = re.compile(
