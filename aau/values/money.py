@@ -322,7 +322,13 @@ def _codes_of(marker: str) -> frozenset[str]:
         found = plain.get(_plain(marker_key))
     if found is None and marker_key.isascii():
         found = plain.get(marker_key)  # "suicos" written without its accent
+    singular = marker_key[:-1]
+    if found is None and _ENGLISH_PLURAL.fullmatch(marker_key) and singular not in _COMMON_WORDS:
+        found = exact.get(singular)  # "tugriks", "rands": CLDR lists no English plural
     return found or frozenset()
+
+
+_ENGLISH_PLURAL = re.compile(r"[a-z]{4,}s")
 
 
 @cache
@@ -649,7 +655,7 @@ def _qualified_marker(text: str) -> tuple[str, str, int] | None:
     held = stripped[:24].casefold()
     tails = [generic for generic in _GENERIC_TAILS if generic in held]
     if not tails:
-        return None
+        return _named_by_qualifier(text)
     for size in range(min(len(stripped), 24), 1, -1):
         piece = stripped[:size]
         folded = piece.casefold()
@@ -664,6 +670,35 @@ def _qualified_marker(text: str) -> tuple[str, str, int] | None:
                 if not _names_currency(generic, qualifier):
                     return None
                 return generic, qualifier, offset + size
+    return None
+
+
+_QUALIFIED_NAMES = (
+    re.compile(r"\s*([^\W\d_]+[ -])([^\W\d_]{3,})"),
+    re.compile(r"\s*([^\W\d_]+[ -][^\W\d_]+[ -])([^\W\d_]{3,})"),
+)
+
+
+def _named_by_qualifier(text: str) -> tuple[str, str, int] | None:
+    """A currency's name after one or two words that name its country ("malaysia ringgits").
+
+    CLDR writes each name with its own adjective ("Brazilian real"); a text may write another
+    ("Brazilian reais") or the country ("malaysia ringgits"). The words count only where they
+    point at one of the name's currencies (``_from_context``): "5 apples reais" holds no amount.
+    """
+    for pattern in _QUALIFIED_NAMES:
+        match = pattern.match(text)
+        if match is None:
+            return None
+        qualifier, marker = match.group(1).strip(" -"), match.group(2)
+        codes = currency_codes(marker)
+        if (
+            codes
+            and _written_as_marker(marker)
+            and not is_currency_marker(qualifier)
+            and _from_context(codes, qualifier) is not None
+        ):
+            return marker, qualifier, match.end()
     return None
 
 
@@ -764,6 +799,20 @@ def _leading_minor(text: str) -> tuple[Decimal, int] | None:
     return None
 
 
+def _counted_minor(rest: str) -> tuple[Decimal, int] | None:
+    """A minor unit's word right after a currency's name: what the amount counts ("euro cents").
+
+    Only a whole word of three letters or more counts: "GBP 5 p. person" has no pence.
+    """
+    unit = _leading_minor(rest)
+    if unit is None:
+        return None
+    word = rest[: unit[1]].strip()
+    if len(word) < 3 or rest[unit[1] : unit[1] + 1].isalnum():
+        return None
+    return unit
+
+
 def _leading_words(text: str) -> tuple[int, Decimal | None]:
     """The longest run of leading words that reads as a number ("quarenta e cinco")."""
     words = list(re.finditer(r"\S+", text))
@@ -833,6 +882,7 @@ def _around(
         if qualified is not None:
             marker, qualifier, length = qualified
             rest = right[length:]
+    marker_after = marker is not None
     twice: frozenset[str] = frozenset()
     if marker is not None and before.strip() and before.strip() not in _SIGNS:
         # "£94.50 GBP", "SGD4.90 $": a symbol and the code it stands for, on both sides
@@ -864,6 +914,10 @@ def _around(
     if scale != 1 and hit.scale == 1:
         amount *= scale  # "75 usd milhões"
         rest = rest[scale_end:]
+    counted = _counted_minor(rest) if marker_after else None
+    if counted is not None:  # "10 euro cents", "50 US cents": the amount counts minor units
+        amount *= counted[0]
+        rest = rest[counted[1] :]
     # an amount with decimals has its minor units already: "EUR29.66 and 3 100р." is two
     minor = _minor_part(rest, yuan=key(marker) in _YUAN) if amount % 1 == 0 else None
     if minor is not None:

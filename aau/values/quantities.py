@@ -699,7 +699,7 @@ def _unit_after(text: str) -> tuple[str, int] | None:
     words = re.match(r"(\S+)\s+(.*)", stripped)
     if words and words.group(1).casefold() in _LEAD_CONNECTORS and words.group(2):
         found = _unit_after(words.group(2))
-        if found is not None:
+        if found is not None and not found[0].startswith("/"):  # "of a mile" is no "per mile"
             return found[0], lead + words.start(2) + found[1]
     ends = []
     for word in itertools.islice(re.finditer(r"\S+", stripped), 5):
@@ -725,6 +725,8 @@ def _unit_after(text: str) -> tuple[str, int] | None:
             # word, "f" and "c" are its scale ("98,6 graus f é uma temperatura normal")
             continue
         unit = read_unit(candidate)
+        if unit is None and "-" in candidate.strip("-"):
+            unit = read_unit(candidate.replace("-", " "))  # "a 2,000 square-foot house"
         suffixed = (
             _SUFFIX.search(candidate)
             if unit is None and not _FRENCH_ELISION.search(candidate)
@@ -826,6 +828,11 @@ def _unit_for(
         value, after = value + Decimal("0.5"), (duration[0], 2 + duration[1])
     else:
         after = _unit_after(text[end:])
+    of_a = _OF_AN.match(text, end) if after is None and 0 < value < 1 else None
+    if of_a is not None:  # "3/4 of an inch": a fraction of one unit
+        unit_of = _unit_after(text[of_a.end() :])
+        if unit_of is not None:
+            after = unit_of[0], of_a.end() - end + unit_of[1]
     if after is not None and after[0] == "K" and text[end : end + after[1]].strip() == "k":
         then = _unit_after(text[end + after[1] :])
         if then is not None and then[0] != "K":  # "0.5k miles": a thousand, not kelvin
@@ -855,6 +862,7 @@ def _unit_for(
     return None
 
 
+_OF_AN = re.compile(r"\s+of\s+an?(?=\s)", re.IGNORECASE)
 _METRE_DIGITS = "〇零一二两兩三四五六七八九"
 _METRE_DECIMALS = re.compile(rf"(?:\d{{1,2}}|[{_METRE_DIGITS}]{{1,2}})(?![\d{_METRE_DIGITS}]|\.\d)")
 

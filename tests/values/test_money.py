@@ -334,6 +334,17 @@ def test_lookups_are_fast_once_built() -> None:
         ("to new zealand dollars 23 cents", []),
         # ... but a short word apart after it is no minor unit ("p." is per, not pence)
         ("USD 5 ct, $20 and 43c", [("USD 5", 5, "USD"), ("$20 and 43c", 20.43, "USD")]),
+        # a minor unit's word after a currency's name: the amount counts it (was 10 EUR)
+        ("a stamp for 10 euro cents", [("10 euro cents", 0.1, "EUR")]),
+        ("It costs 5 GBP p. person", [("5 GBP", 5, "GBP")]),
+        # a name after words for its country that CLDR does not write with it (were nothing)
+        ("7 Brazilian reais and 42 malaysia ringgits today",
+         [("7 Brazilian reais", 7, "BRL"), ("42 malaysia ringgits", 42, "MYR")]),
+        ("5 apples reais", []),
+        # an English plural CLDR does not list (was nothing); a common word's is none
+        ("ten tugriks, 150 South African rands", [("ten tugriks", 10, "MNT"),
+                                                  ("150 South African rands", 150, "ZAR")]),
+        ("150 rands of the fence", []),
     ],
 )  # fmt: skip
 def test_find_money_reads_each_amount_with_its_marker(

@@ -386,8 +386,14 @@ def test_find_quantities_passes_over_money_and_decades() -> None:
         ),
         # ... but not a rank, a fraction, or a word that is a number in another language
         ("a second-hand car, one twenty-fifth, the fire-box", []),
+        # a unit of two words hyphenated into an adjective (was nothing)
+        ("a 2,000 square-foot house", [("2,000 square-foot", 2000, "ft2")]),
+        # a fraction of one unit (was nothing, or 0.5 per mile)
+        ("3/4 of an inch, 0.5 of a mile", [("3/4 of an inch", 0.75, "in"),
+                                           ("0.5 of a mile", 0.5, "mi")]),
+        ("3 of a kind", []),
     ],
-)
+)  # fmt: skip
 def test_find_quantities_words_of_other_languages_and_ranks(
     text: str, expected: list[tuple[str, float, str]]
 ) -> None:
