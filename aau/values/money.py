@@ -608,6 +608,7 @@ def is_currency_marker(text: str) -> bool:
     return bool(currency_codes(piece)) and _written_as_marker(piece)
 
 
+@lru_cache(maxsize=1 << 15)
 def _written_as_marker(piece: str) -> bool:
     """Whether ``piece`` is written as a currency marker, not as a common word that is one.
 
@@ -623,9 +624,12 @@ def _written_as_marker(piece: str) -> bool:
         codes = currency_codes(piece)
         if codes == {piece.upper()}:
             return piece.casefold() in _LOWERCASE_CODES
-    if 2 <= len(piece) <= 3 and piece.isascii() and piece.isalpha() and not piece.isupper():
+    if 2 <= len(piece) <= 3 and piece.isascii() and piece.isalpha():
         # "km", "kg", "um", "ft" are units and words; "KM" (BAM), "Ft" (HUF) are not. A short
-        # symbol counts as written by a currency (CLDR's case) or as listed in _WORDS ("kr").
+        # symbol counts as written by a currency (CLDR's case) or as listed in _WORDS ("kr");
+        # in capitals, an ISO code too, but no unit's symbol ("25 KG" is no Caribbean guilder).
+        if piece.isupper() and piece in _cldr.iso_currency_codes():
+            return True
         surfaces = _cldr.tables().currency_surfaces
         return key(piece) in _WORD_KEYS or any(
             piece in surfaces.get(code, ()) for code in currency_codes(piece)
@@ -746,7 +750,7 @@ def _minor_part(
             stripped = stripped[1:].lstrip()
             lead = len(text) - len(stripped)
             joined = True
-        hits = list(numbers._scan(stripped, letters=False))  # noqa: SLF001  # one package
+        hits = list(itertools.islice(numbers._scan(stripped, letters=False), 1))  # noqa: SLF001
         in_words = not (hits and hits[0].start == 0)
         if not in_words:
             value, end = hits[0].value, hits[0].end
@@ -838,7 +842,7 @@ def read_money(text: str, *, locale: str | None = None, context: str = "") -> Mo
     if prepared is None:
         return None
     context = context or prepared
-    hits = list(numbers._scan(prepared, locale=locale))  # noqa: SLF001  # one package
+    hits = list(itertools.islice(numbers._scan(prepared, locale=locale), 1))  # noqa: SLF001
     if hits:
         found = _around(prepared, hits[0], locale, context)
         if found is not None:
@@ -1074,6 +1078,7 @@ def _found_money(text: str, locale: str | None) -> list[MoneySpan]:
     starts = [start for start, _ in tokens]
     found: list[MoneySpan] = []
     covered = 0
+    seen: dict[int, bool] = {}  # token -> whether a marker starts there (``_marker_near``)
     for number in numbers.find_numbers(text, locale=locale, languages=_MARKER_LANGUAGES):
         if number.start < covered or numbers.is_short_word(number.text):
             continue
@@ -1086,7 +1091,7 @@ def _found_money(text: str, locale: str | None) -> list[MoneySpan]:
             continue
         first = _token_at(starts, number.start)
         last = _token_at(starts, max(number.start, number.end - 1))
-        if not _marker_near(text, tokens, first, last):
+        if not _marker_near(text, tokens, first, last, seen):
             continue  # most numbers (dates, phone numbers, counts) have no marker: skip early
         best = _widest_reading(text, tokens, first, last, covered, locale)
         if best is not None and _weight(best, text):
@@ -1211,31 +1216,50 @@ _APOSTROPHES = {"'", "’"}
 _ELISION = re.compile(r"^[dl]['’]", re.IGNORECASE)
 
 
-def _marker_near(text: str, tokens: list[tuple[int, int]], first: int, last: int) -> bool:
-    """Whether a currency marker may stand in the tokens around ``first..last``."""
-    low, high = max(0, first - _TOKENS_BEFORE), min(len(tokens), last + _TOKENS_AFTER + 1)
-    # "500-dollar": the marker after a hyphen counts as a token of its own
-    pieces = [text[a:b].rsplit("-", 1)[-1] for a, b in tokens[low:high]]
-    for piece in pieces:  # "RM50", "469.00zł", "R273": a marker written against digits
-        glued = _DIGIT_EDGES.sub("", piece).strip('.,;:!?()[]"')
-        # one Latin letter against digits is mostly a code or a unit ("3D", "5G", "12V"), rand
-        # before the digits aside ("R273"); "100р." is rubles
-        if glued[:1] in _APOSTROPHES:
-            continue  # Turkish case endings: "2016'da", "17'den"
-        if glued != piece and (len(glued) > 1 or not glued.isascii() or piece.startswith("R")):
-            if currency_codes(glued):
-                return True
-    for index, piece in enumerate(pieces):
-        if any(unicodedata.category(c) == "Sc" for c in piece):
+def _marker_near(
+    text: str, tokens: list[tuple[int, int]], first: int, last: int, seen: dict[int, bool]
+) -> bool:
+    """Whether a currency marker may stand in the tokens around ``first..last``.
+
+    ``seen`` remembers, per token, whether a marker starts there (``_marker_at``): the windows
+    of neighbouring numbers overlap, and a text dense with numbers read each token a dozen times.
+    """
+    for index in range(max(0, first - _TOKENS_BEFORE), min(len(tokens), last + _TOKENS_AFTER + 1)):
+        found = seen.get(index)
+        if found is None:
+            found = seen[index] = _marker_at(text, tokens, index)
+        if found:
             return True
-        joined = ""
-        for following in pieces[index : index + 8]:  # "hk $", "ドル", "パナマ・バルボア"
-            joined += following
-            if len(joined) > 24:
-                break
-            bare = _ELISION.sub("", joined.strip(".,;:!?()[]'\""))  # "d'euros"
-            if bare and not bare.isnumeric() and currency_codes(bare):
-                return True
+    return False
+
+
+def _marker_at(text: str, tokens: list[tuple[int, int]], index: int) -> bool:
+    """Whether a currency marker may start at token ``index``, alone or glued to digits."""
+    # "500-dollar": the marker after a hyphen counts as a token of its own
+    pieces = [text[a:b].rsplit("-", 1)[-1] for a, b in tokens[index : index + 8]]
+    piece = pieces[0]
+    # "RM50", "469.00zł", "R273": a marker written against digits
+    glued = _DIGIT_EDGES.sub("", piece).strip('.,;:!?()[]"')
+    # one Latin letter against digits is mostly a code or a unit ("3D", "5G", "12V"), rand
+    # before the digits aside ("R273"); "100р." is rubles. Turkish case endings ("2016'da",
+    # "17'den") are none.
+    if (
+        glued[:1] not in _APOSTROPHES
+        and glued != piece
+        and (len(glued) > 1 or not glued.isascii() or piece.startswith("R"))
+        and is_currency_marker(glued)
+    ):
+        return True
+    if any(unicodedata.category(c) == "Sc" for c in piece):
+        return True
+    joined = ""
+    for following in pieces:  # "hk $", "ドル", "パナマ・バルボア"
+        joined += following
+        if len(joined) > 24:
+            break
+        bare = _ELISION.sub("", joined.strip(".,;:!?()[]'\""))  # "d'euros"
+        if bare and not bare.isnumeric() and is_currency_marker(bare):
+            return True
     return False
 
 

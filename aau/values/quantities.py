@@ -29,7 +29,7 @@ import sys
 import unicodedata
 from collections.abc import Iterator, Mapping
 from decimal import Decimal
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, NamedTuple
 
 from aau.values import _cldr, _words, numbers
@@ -627,6 +627,7 @@ def _may_be_pint_unit(word: str) -> bool:
     return False
 
 
+@lru_cache(maxsize=1 << 14)  # every number's following words are read as a unit
 def _from_pint(unit: str) -> str | None:
     """English unit expressions no table names ("kilowatt hours"), read by pint."""
     if len(unit) < 3 or not re.fullmatch(r"[A-Za-z µ*/^\-]+", unit):
@@ -796,7 +797,8 @@ def _read(text: str) -> tuple[Decimal, str, int, int] | None:
 
     The unit follows the number, or stands around it in a few scripts ("华氏温度98.6度").
     """
-    hits = list(numbers._scan(text, letters=False))  # noqa: SLF001
+    # the first two numbers: the second only to tell a range ("10-20 mg")
+    hits = list(itertools.islice(numbers._scan(text, letters=False), 2))  # noqa: SLF001
     if hits:
         hit = hits[0]
         if len(hits) > 1 and _is_range(text, hits[0], hits[1]):
@@ -933,7 +935,7 @@ def read_quantity_range(text: str) -> QuantityRange | None:
     prepared = _prepare(text)
     if prepared is None:
         return None
-    hits = list(numbers._scan(prepared, letters=False))  # noqa: SLF001
+    hits = list(itertools.islice(numbers._scan(prepared, letters=False), 3))  # noqa: SLF001
     if len(hits) != 2:
         return None
     first, second = hits
@@ -1043,7 +1045,8 @@ def find_quantities(text: str) -> list[QuantitySpan]:
             continue  # 'he said "5"': a quoted number, not five inches
         if unit in _TEMPERATURES and value > 0:
             sign = _MINUS_BEFORE.search(prepared, max(0, start - 16), number.start)
-            if sign is not None and not re.search(r"\d\s*$", prepared[: sign.start()]):
+            ahead = prepared[max(0, sign.start() - 64) : sign.start()] if sign else ""
+            if sign is not None and not ahead.rstrip()[-1:].isdigit():
                 # "minus 15 degrees", "零下15度", "영하 5도", "摄氏零下5度" (the scale before the
                 # sign); "10 minus 5 degrees" is arithmetic
                 value, start = -value, min(start, sign.start())

@@ -53,10 +53,13 @@ def test_finders_are_linear() -> None:
     "text",
     ["half " * 100_000, "½ " * 100_000, "삼만 원 " * 50_000, "3月15日 " * 20_000,
      "dolara " * 50_000, "一升" * 30_000, "un kilo et demi " * 2_000,
-     "three quarters of a " * 2_000, "4分の1" * 30_000],
-    # CJK without spaces: the word after each number once ran to the end of the text
+     "three quarters of a " * 2_000, "4分の1" * 30_000, "5 kg " * 20_000, "零下5度 " * 17_000],
+    # CJK without spaces: the word after each number once ran to the end of the text; "kg"
+    # beside each number once sent find_money through every window (46 s), and each sign
+    # below zero once read the whole text before it (quadratic: 18 s)
     ids=["halves", "fractions", "hangul-numerals", "cjk-dates", "turkish-endings",
-         "cjk-units-unspaced", "articles-and-halves", "fraction-words", "cjk-fractions"],
+         "cjk-units-unspaced", "articles-and-halves", "fraction-words", "cjk-fractions",
+         "unit-symbols", "below-zero"],
 )  # fmt: skip
 def test_finders_stay_bounded_on_runs_of_one_form(text: str) -> None:
     for finder in (values.find_money, values.find_quantities):
