@@ -1314,8 +1314,11 @@ def _widest_reading(
 
 @lru_cache(maxsize=1 << 12)
 def _read_window(window: str, locale: str | None, context: str) -> Money | None:
-    """``read_money`` of one window, remembered: a text that repeats a form ("1 GY$ " x 8,000,
-    read by no window) asks the same windows of every number, 36 each (16 s)."""
+    """``read_money`` of one window, remembered.
+
+    A text that repeats a form ("1 GY$ " x 8,000, read by no window) asks the same windows
+    of every number, 36 each (16 s).
+    """
     return read_money(window, locale=locale, context=context)
 
 
