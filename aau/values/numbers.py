@@ -409,14 +409,26 @@ _COUNTERS = frozenset(
 )
 
 
+_FRACTION_OF = re.compile(r" ?(?:分の|분의|分之) ?")
+_HANGUL_BELOW_MAN = "".join(sorted(_words.HANGUL_NUMERALS - set("만억조")))
+_NUMERATOR = re.compile(rf"\d{{1,4}}(?![\d.,]\d)|{_CJK_RUN.pattern}|[{_HANGUL_BELOW_MAN}]+")
+"""A fraction's numerator: digits, CJK numerals, or Hangul numerals below 만 ("3분의 일만 줘" is
+"only a third": 만 is "only" there, not ten thousand)."""
+
+
 def _cjk_fraction(text: str, end: int, denominator: Decimal | None) -> tuple[Decimal, int] | None:
-    """A CJK fraction after its denominator's numerals ("四分之一": 1/4, "百分之五": 5/100)."""
-    if denominator is None or denominator == 0 or not text.startswith("分之", end):
+    """A fraction written denominator first, after the denominator's numerals or digits.
+
+    Chinese "四分之一" (1/4) and "百分之五" (5/100), Japanese "4分の1", Korean "4분의 1": a
+    quarter, not four minutes. Returns (value, end).
+    """
+    if denominator is None or denominator <= 0:
         return None
-    numerator = _CJK_RUN.match(text, end + 2)
+    link = _FRACTION_OF.match(text, end)
+    numerator = _NUMERATOR.match(text, link.end()) if link is not None else None
     if numerator is None:
         return None
-    value = _words.cjk_value(numerator.group().rstrip("."))
+    value = _words.cjk_value(_words.kana_or_hangul(numerator.group().rstrip(".")))
     return None if value is None else (value / denominator, numerator.end())
 
 
@@ -486,6 +498,10 @@ def _read_literal(
             sign_start = _signed(text, start)
             negative = sign_start < start and text[sign_start] in "-负負"
         value, end = _fraction_and_exponent(text, token, resolved, end)
+        fraction = _cjk_fraction(text, end, value) if token.isdigit() else None
+        if fraction is not None:  # "4分の1", "4분의 1": a quarter, not four minutes
+            value, end = fraction
+            return _Hit(sign_start, end, -value if negative else value, Decimal(1))
         half = _HALF_AFTER_DIGITS.match(text, end)
         if half is not None and value == value.to_integral_value():
             value, end = value + Decimal("0.5"), half.end()  # "3 buçuk milyon", "2 and a half"

@@ -487,6 +487,11 @@ def read_unit(text: str) -> str | None:
     """
     if not isinstance(text, str) or len(text) > 64:
         return None
+    return _read_unit(text)
+
+
+@lru_cache(maxsize=1 << 15)  # every number's following words are tried as a unit, cut by cut
+def _read_unit(text: str) -> str | None:
     unit = squash(text).strip(" ,;:()[]")
     if not unit or len(unit) > 48:
         return None
@@ -849,13 +854,13 @@ def _unit_for(
         elif unit == "m" and value % 1 == 0 and text[end:finish].strip() in ("米", "m"):
             value, finish = _metre_decimals(text, value, finish)  # "一米八", "1m80": 1.8 m
         before = text[:start].strip()
-        if before:
+        if before and not _CLAUSE_MARK.search(before):  # "일, 3분의 1": no unit across a comma
             joined = read_unit(before + text[end:finish])
             if joined is not None:
                 return value, joined, 0, finish
         return value, unit, start, finish
     before = text[:start].strip()
-    if before:
+    if before and not _CLAUSE_MARK.search(before):
         around = read_unit(before) or read_unit(before + text[end:].strip())
         if around is not None:
             return value, around, 0, len(text)
@@ -864,6 +869,7 @@ def _unit_for(
     return None
 
 
+_CLAUSE_MARK = re.compile("[,;，；、。]")
 _OF_AN = re.compile(r"\s+of\s+an?(?=\s)", re.IGNORECASE)
 _METRE_DIGITS = "〇零一二两兩三四五六七八九"
 _METRE_DECIMALS = re.compile(rf"(?:\d{{1,2}}|[{_METRE_DIGITS}]{{1,2}})(?![\d{_METRE_DIGITS}]|\.\d)")
@@ -901,6 +907,7 @@ def _is_range(text: str, first: Any, second: Any) -> bool:
     return text[first.end : second.start].strip().casefold() in _RANGE_WORDS
 
 
+@lru_cache(maxsize=1 << 12)  # a text that repeats a form asks the same windows again
 def _in_words(text: str) -> tuple[Decimal, str, int, int] | None:
     """A quantity whose number is in words ("tien kilometer", "media vuelta", "dos pies")."""
     words = list(re.finditer(r"\S+", text))
@@ -1289,15 +1296,13 @@ _FRACTION_LINK = re.compile(
     re.IGNORECASE,
 )
 """What may stand between a fraction word and its unit: a hyphen, or a connector and article."""
-_CJK_FRACTION = re.compile(
-    r"(\d{1,3}|[一二三四五六七八九十]{1,3}|[일이삼사오육칠팔구십]{1,3})\s{0,2}(分の|분의|分之|分)\s{0,2}"
-    r"(\d{1,3}|[一二三四五六七八九十]{1,3}|[일이삼사오육칠팔구십]{1,3})"
-)
-"""A fraction in Japanese, Korean or Chinese, denominator first: 4分の1, 4분의 1, 4分之1, 四分一."""
+_CANTONESE_FRACTION = re.compile(r"([一二三四五六七八九十]{1,3})分([一二三四五六七八九十]{1,3})")
+"""Cantonese writes a fraction as "四分一" (a quarter): read before a unit only, as "十分一致"
+is "very consistent" (the other fractions, "四分之一", "4分の1", are numbers: ``numbers``)."""
 
 
 def _with_fractions(text: str, prepared: str, found: list[QuantitySpan]) -> list[QuantitySpan]:
-    """``found`` with the fractions of a unit: "a quarter of an hour", "4分の1リットル".
+    """``found`` with the fractions of a unit: "a quarter of an hour", "四分一升".
 
     A fraction that holds quantities read without it ("three quarters" as three quarter-years,
     "4分" as four minutes) replaces them; one inside a longer quantity ("one and a quarter
@@ -1305,8 +1310,9 @@ def _with_fractions(text: str, prepared: str, found: list[QuantitySpan]) -> list
     """
     reads = [read for match in itertools.islice(_FRACTION_START.finditer(prepared), _MAX_HALVES)
              if (read := _word_fraction(prepared, match)) is not None]  # fmt: skip
-    reads += [read for match in itertools.islice(_CJK_FRACTION.finditer(prepared), _MAX_HALVES)
-              if (read := _cjk_fraction(prepared, match)) is not None]  # fmt: skip
+    cantonese = itertools.islice(_CANTONESE_FRACTION.finditer(prepared), _MAX_HALVES)
+    reads += [read for match in cantonese
+              if (read := _cantonese_fraction(prepared, match)) is not None]  # fmt: skip
     if not reads:
         return found
     out = list(found)
@@ -1374,15 +1380,14 @@ def _numerator_before(prepared: str, start: int) -> tuple[Decimal | None, int]:
     return Decimal(hits[0].value), begin
 
 
-def _cjk_fraction(prepared: str, match: re.Match[str]) -> tuple[Decimal, str, int, int] | None:
-    """A CJK or Korean fraction before a unit: (value, unit, start, end)."""
-    # digits, CJK or Hangul numerals: cjk_value reads ASCII digits too
-    denominator = _words.cjk_value(_words.kana_or_hangul(match.group(1)))
-    numerator = _words.cjk_value(_words.kana_or_hangul(match.group(3)))
+def _cantonese_fraction(
+    prepared: str, match: re.Match[str]
+) -> tuple[Decimal, str, int, int] | None:
+    """A Cantonese fraction before a unit ("四分一升"): (value, unit, start, end)."""
+    denominator = _words.cjk_value(match.group(1))
+    numerator = _words.cjk_value(match.group(2))
     if not denominator or numerator is None or numerator > denominator:
         return None
-    if match.group(2) == "分" and match.group(1)[0] not in "一二三四五六七八九十":
-        return None  # "四分一" is Cantonese for a quarter; "4分1" is no fraction anyone writes
     unit = _unit_after(prepared[match.end() : match.end() + 24])
     if unit is None or unit[0] in _RATIOS or unit[0] in _COUNTS or unit[0] == "min":
         return None

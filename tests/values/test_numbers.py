@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from aau.values import find_numbers, read_number, read_range, renderings
+from aau.values import find_numbers, find_quantities, read_number, read_range, renderings
 
 
 @pytest.mark.parametrize(
@@ -202,6 +202,11 @@ def test_find_numbers_reads_cjk_fractions() -> None:
     # N分之M is M/N: "四分之一" is a quarter (its 四分 was four minutes before a unit)
     found = [(n.text, n.value) for n in find_numbers("四分之一公升，三分之二，百分之五")]
     assert found == [("四分之一", 0.25), ("三分之二", pytest.approx(2 / 3)), ("百分之五", 0.05)]
+    # ... and with digits, in Japanese and Korean too (were 4 and 1: "4分" four minutes)
+    found = [(n.text, n.value) for n in find_numbers("4分の1、３分の27, 4분의 1, 3분의 일만 줘")]
+    assert found == [("4分の1", 0.25), ("３分の27", 9), ("4분의 1", 0.25),
+                     ("3분의 일", pytest.approx(1 / 3))]  # 만 is "only" there  # fmt: skip
+    assert find_quantities("4分の1") == []  # a quarter, no unit: not four minutes
 
 
 def test_find_numbers_applies_a_scale_word_after_number_words() -> None:
