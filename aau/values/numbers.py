@@ -386,7 +386,7 @@ def _scan(text: str, *, locale: str | None = None, letters: bool = True) -> Iter
             run = _CJK_RUN.match(text, begin)
             end = run.end() if run else cjk.end()
             value = _words.cjk_value(text[cjk.start() : end].rstrip("."))
-            fraction = _cjk_fraction(text, end, value)
+            fraction = _cjk_fraction_or_mixed(text, end, value)
             if fraction is not None:  # "四分之一": a quarter, not four minutes
                 value, end = fraction
             if value is not None and not _lone_cjk_word(text, cjk.start(), end):
@@ -430,6 +430,33 @@ def _cjk_fraction(text: str, end: int, denominator: Decimal | None) -> tuple[Dec
         return None
     value = _words.cjk_value(_words.kana_or_hangul(numerator.group().rstrip(".")))
     return None if value is None else (value / denominator, numerator.end())
+
+
+_MIXED_JOINER = re.compile(r"[又と]")
+_DENOMINATOR = re.compile(rf"\d{{1,4}}|{_CJK_RUN.pattern}")
+
+
+def _cjk_fraction_or_mixed(
+    text: str, end: int, value: Decimal | None
+) -> tuple[Decimal, int] | None:
+    """``_cjk_fraction`` after ``value``'s numerals, or a mixed number.
+
+    A whole number and a fraction joined by 又 or と: "一又二分之一", "1と2分の1カップ" (one
+    and a half). Returns (value, end).
+    """
+    fraction = _cjk_fraction(text, end, value)
+    if fraction is not None or value is None or value < 0:
+        return fraction
+    if value != value.to_integral_value() or not _MIXED_JOINER.match(text, end):
+        return None
+    joiner = _MIXED_JOINER.match(text, end)
+    denominator = _DENOMINATOR.match(text, joiner.end()) if joiner is not None else None
+    if denominator is None:
+        return None
+    part = _cjk_fraction(text, denominator.end(), _words.cjk_value(denominator.group()))
+    if part is None or not 0 < part[0] < 1:
+        return None
+    return value + part[0], part[1]
 
 
 def _lone_cjk_word(text: str, start: int, end: int) -> bool:
@@ -498,7 +525,7 @@ def _read_literal(
             sign_start = _signed(text, start)
             negative = sign_start < start and text[sign_start] in "-负負"
         value, end = _fraction_and_exponent(text, token, resolved, end)
-        fraction = _cjk_fraction(text, end, value) if token.isdigit() else None
+        fraction = _cjk_fraction_or_mixed(text, end, value) if token.isdigit() else None
         if fraction is not None:  # "4分の1", "4분의 1": a quarter, not four minutes
             value, end = fraction
             return _Hit(sign_start, end, -value if negative else value, Decimal(1))

@@ -207,6 +207,13 @@ def test_find_numbers_reads_cjk_fractions() -> None:
     assert found == [("4分の1", 0.25), ("３分の27", 9), ("4분의 1", 0.25),
                      ("3분의 일", pytest.approx(1 / 3))]  # 만 is "only" there  # fmt: skip
     assert find_quantities("4分の1") == []  # a quarter, no unit: not four minutes
+    # a whole number and a fraction joined by 又 or と (were read apart)
+    found = [(n.text, n.value) for n in find_numbers("一又二分之一，三百五十又3分之1，5と6")]
+    assert found == [("一又二分之一", 1.5), ("三百五十又3分之1", pytest.approx(350 + 1 / 3)),
+                     ("5", 5), ("6", 6)]  # fmt: skip
+    assert [(q.text, q.value, q.unit) for q in find_quantities("1と2分の1カップ")] == [
+        ("1と2分の1カップ", 1.5, "cup")
+    ]
 
 
 def test_find_numbers_applies_a_scale_word_after_number_words() -> None:
