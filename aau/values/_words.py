@@ -487,6 +487,7 @@ _FRACTIONS_OF = {
     # English fractions of a scale word: "half a million", "a quarter of a billion".
     ("half", "a"): Decimal("0.5"), ("a", "half"): Decimal("0.5"),
     ("quarter", "of", "a"): Decimal("0.25"), ("a", "quarter", "of", "a"): Decimal("0.25"),
+    ("a", "quarter"): Decimal("0.25"),
     ("three", "quarters", "of", "a"): Decimal("0.75"),
 }  # fmt: skip
 

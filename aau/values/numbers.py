@@ -293,7 +293,7 @@ _EXPONENT = re.compile(
     r"|([⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}))"
 )
 _FRACTION = re.compile(r"/(\d{1,3})(?![\d/])")
-_MIXED = re.compile(r" (\d{1,2})/(\d{1,3})(?![\d/])")
+_MIXED = re.compile(r" (?:and )?(\d{1,2})/(\d{1,3})(?![\d/])")  # "2 3/4", "2 and 3/4"
 _CJK_RUN = re.compile(
     r"[\d.〇零一二三四五六七八九两兩壱弐参壹贰貳叁參肆伍陆陸柒捌玖十百千万萬億亿兆京拾佰仟点點]+"
 )

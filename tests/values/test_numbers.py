@@ -225,6 +225,10 @@ def test_find_numbers_applies_a_scale_word_after_number_words() -> None:
         ("three hundred", 300),
         ("three dozen", 36),
     ]
+    # a quarter of a scale (was the scale: a million), and a mixed number with "and" (2 and 0.75)
+    found = find_numbers("a quarter million people; 2 and 3/4 cups")
+    assert [(s.text, s.value) for s in found] == [("a quarter million", 250_000),
+                                                 ("2 and 3/4", 2.75)]  # fmt: skip
 
 
 def test_find_numbers_reads_digits_with_falling_scales_as_one_number() -> None:
