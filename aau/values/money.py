@@ -767,6 +767,12 @@ def _minor_part(
             consumed += lead + end + unit_length
             text = after[unit_length:]
             continue
+        if yuan and total and not lead and not _CJK_CHAR.match(after) and 0 <= value < 10:
+            # "两块三毛五": a numeral after the tenths (毛, 角) is the hundredths (分)
+            if (total * 10) % 1 == 0 and stripped[:1] in "一二两兩三四五六七八九":
+                total += value / 100
+                consumed += end
+            break
         if (
             (joined or not total)
             # A word after an amount in digits is a number in some language ("on" is Turkish
@@ -927,6 +933,10 @@ def _around(
     if minor is not None:
         amount += minor[0]
         rest = rest[minor[1] :]
+    if marker_after and key(marker) in _YUAN and not twice:
+        named = _find_marker(rest, prefix=True)  # "100元港币": 元 counts the currency after it
+        if named is not None and len(currency_codes(named[0])) == 1 and _ends(rest[named[1] :]):
+            twice, rest = currency_codes(named[0]), rest[named[1] :]
     rest = _PER_OR_NOTE.sub("", rest, count=1)  # "$15.95/mo", "$426.20/EA", "$575.00*"
     if not _ends(rest):
         trailing = rest.split()
@@ -1150,7 +1160,10 @@ def _minor_alone(text: str, number: numbers.NumberSpan) -> MoneySpan | None:
     if word is None or (isinstance(number.value, float) and number.value % 1):
         return None
     name = word.group(1)
-    if name[:1] in "毛角":  # "五毛钱", "3角": the ideograph, and 钱 (money) after it
+    fen = _fen_after(text, word.start(1) + 1, name[:1]) if name[:1] in "毛角" else None
+    if fen is not None:  # "三毛五", "三角五分": tenths and hundredths
+        unit, name = name[:1], text[word.start(1) : fen[1]]
+    elif name[:1] in "毛角":  # "五毛钱", "3角": the ideograph, and 钱 (money) after it
         if name[1:2] != "钱" and not number.text.isdigit():
             return None  # "五角星" is a star of five points, "珠三角" the Pearl River Delta
         name = name[:2] if name[1:2] == "钱" else name[:1]
@@ -1166,9 +1179,29 @@ def _minor_alone(text: str, number: numbers.NumberSpan) -> MoneySpan | None:
     if key(previous) in _AND or (previous and _find_marker(before, prefix=False)):
         return None
     end = word.start(1) + len(name)
-    amount = Decimal(str(number.value)) * _MINOR[key(unit)]
+    amount = Decimal(str(number.value)) * _MINOR[key(unit)] + (fen[0] if fen else 0)
     currency = _MINOR_OF_ONE[key(unit)]
     return MoneySpan(number.start, end, text[number.start : end], numbers._number(amount), currency)  # noqa: SLF001
+
+
+_FEN = re.compile(
+    r"([一二两兩三四五六七八九]|\d)(分[钱錢]?)?(?![\d一二两兩三四五六七八九十百千万])"
+)
+
+
+def _fen_after(text: str, start: int, tenth: str) -> tuple[Decimal, int] | None:
+    """The hundredths of a yuan after its tenths ("三毛五", "三角五分"): (amount, end).
+
+    After 角 only with 分 written: "三角五" may be a triangle's fifth; a numeral alone after 毛
+    is its 分, as people say prices ("三毛五", "两块三毛五").
+    """
+    fen = _FEN.match(text, start)
+    if fen is None or not (
+        fen.group(2) or (tenth == "毛" and not _CJK_CHAR.match(text, fen.end()))
+    ):
+        return None
+    digit = _words.cjk_value(fen.group(1))
+    return (digit / 100, fen.end()) if digit is not None else None
 
 
 def _cents_follow(text: str, end: int) -> bool:

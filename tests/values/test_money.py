@@ -345,6 +345,11 @@ def test_lookups_are_fast_once_built() -> None:
         ("ten tugriks, 150 South African rands", [("ten tugriks", 10, "MNT"),
                                                   ("150 South African rands", 150, "ZAR")]),
         ("150 rands of the fence", []),
+        # Chinese tenths and hundredths as people say prices (were 0.05, nothing, 2.3)
+        ("三毛五分钱，三角五分，两块三毛五",
+         [("三毛五分钱", 0.35, "CNY"), ("三角五分", 0.35, "CNY"), ("两块三毛五", 2.35, "CNY")]),
+        ("三角五", []),  # a triangle's five, perhaps: 角 counts 分 only written
+        ("100元港币", [("100元港币", 100, "HKD")]),  # 元 counts the currency after it (was CNY)
     ],
 )  # fmt: skip
 def test_find_money_reads_each_amount_with_its_marker(
