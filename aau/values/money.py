@@ -934,9 +934,13 @@ def _around(
         amount += minor[0]
         rest = rest[minor[1] :]
     if marker_after and key(marker) in _YUAN and not twice:
-        named = _find_marker(rest, prefix=True)  # "100元港币": 元 counts the currency after it
-        if named is not None and len(currency_codes(named[0])) == 1 and _ends(rest[named[1] :]):
-            twice, rest = currency_codes(named[0]), rest[named[1] :]
+        following = _find_marker(rest, prefix=True)  # "100元港币": 元 counts the currency after
+        if (
+            following is not None
+            and len(currency_codes(following[0])) == 1
+            and _ends(rest[following[1] :])
+        ):
+            twice, rest = currency_codes(following[0]), rest[following[1] :]
     rest = _PER_OR_NOTE.sub("", rest, count=1)  # "$15.95/mo", "$426.20/EA", "$575.00*"
     if not _ends(rest):
         trailing = rest.split()
