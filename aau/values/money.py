@@ -174,6 +174,7 @@ _DEFAULTS = {
                                "sterline", "pfund", "ポンド", "파운드", "quid", "पाउंड", "पौंड")},
     **{key(w): "INR" for w in ("rs", "rs.", "rupee", "rupees", "रुपये", "रुपया", "रुपए", "रु", "₨")},
     **{key(w): "CNY" for w in ("元",)},
+    **{key(w): "CHF" for w in ("franken",)},  # German names the franc of Switzerland
     **{key(w): "ZAR" for w in ("r",)},
     **{key(w): "SEK" for w in ("kronor",)},  # Swedish's plural; Danish and Norwegian: kroner
     **{key(w): "SAR" for w in ("riyal", "riyals")},

@@ -315,6 +315,8 @@ _WORDS = {
     "dozen": "piece", "dozens": "piece", "doz": "piece", "dz": "piece", "dutzend": "piece",
     "douzaine": "piece", "docena": "piece", "dozzina": "piece", "dúzia": "piece",
     "dozijn": "piece", "dussin": "piece",
+    # Italian: the plural of chilo, the etto (100 g), a speed "per hour" as an adjective
+    "chili": "kg", "etto": "hg", "etti": "hg", "km orari": "km/h", "chilometri orari": "km/h",
 }  # fmt: skip
 _DEGREE_WORDS = frozenset(key(w) for w in (
     "°", "º", "degree", "degrees", "deg", "grad", "grade", "graden", "grados", "grado", "graus",
@@ -1040,6 +1042,8 @@ def find_quantities(text: str) -> list[QuantitySpan]:
             if per is not None:  # "saatte 120 kilometre", "시속 100km", "时速120公里": a speed
                 name = f"{unit}/{_PER_BEFORE_WORDS[per.group(1).casefold()]}"
                 unit, start = _COMPOUND_NAMES.get(name, name), per.start()
+        if _word_not_unit(prepared, end):
+            continue  # "two chili peppers": English chili, not Italian kilos
         if _korean_word_not_unit(prepared, number, end):
             continue  # "삼분의 일" is a third, "일만 주세요" "give me 10,000", not weeks
         if unit == "in" and is_preposition_in(prepared, number.end + gap):
@@ -1066,6 +1070,25 @@ def find_quantities(text: str) -> list[QuantitySpan]:
     return _with_fractions(
         text, prepared, _with_halves(text, prepared, _with_hyphenated(text, prepared, out))
     )
+
+
+_NOT_UNIT_BEFORE = {"chili": frozenset({"pepper", "peppers", "powder", "flakes", "sauce", "dog",
+                                         "dogs", "con", "oil"})}  # fmt: skip
+"""Unit words that before these words are another word: English "chili peppers"."""
+_LAST_AND_NEXT = re.compile(r"(\S+)\s+([^\W\d_]+)")
+
+
+def _word_not_unit(text: str, end: int) -> bool:
+    """Whether the unit word ending at ``end`` is another word before the next one.
+
+    The words are ``_NOT_UNIT_BEFORE``'s; only a few characters around ``end`` are read.
+    """
+    space = text.rfind(" ", max(0, end - 16), end)
+    start = space + 1 if space >= 0 else max(0, end - 16)
+    pair = _LAST_AND_NEXT.match(text[start : end + 16])
+    if pair is None or start + pair.end(1) != end:
+        return False
+    return pair.group(2).casefold() in _NOT_UNIT_BEFORE.get(pair.group(1).casefold(), ())
 
 
 def _korean_word_not_unit(text: str, number: numbers.NumberSpan, end: int) -> bool:
@@ -1351,7 +1374,8 @@ def _word_fraction(prepared: str, match: re.Match[str]) -> tuple[Decimal, str, i
         used = link.end() - end + unit[1]
     if unit[0] in _RATIOS or unit[0].startswith("/") or unit[0] in _COUNTS:
         return None
-    if read_unit(prepared[start : end + used]) is not None:
+    named = read_unit(prepared[start : end + used])
+    if named is not None and "/" not in named:
         return None  # "cuartos de galón" is the quart's name: a count of quarts, not a fraction
     numerator, begin = _numerator_before(prepared, start)
     if numerator is None:

@@ -392,6 +392,13 @@ def test_find_quantities_passes_over_money_and_decades() -> None:
         ("3/4 of an inch, 0.5 of a mile", [("3/4 of an inch", 0.75, "in"),
                                            ("0.5 of a mile", 0.5, "mi")]),
         ("3 of a kind", []),
+        # Italian: chilo's plural, the etto, "orari", fractions of a unit (were nothing, or
+        # "tre quarti di litro" 3 quarts per litre)
+        ("5 chili di mele, 2 etti, 5 km orari", [("5 chili", 5, "kg"), ("2 etti", 2, "hg"),
+                                                 ("5 km orari", 5, "km/h")]),
+        ("un quarto di chilo, tre quarti di litro", [("un quarto di chilo", 0.25, "kg"),
+                                                     ("tre quarti di litro", 0.75, "l")]),
+        ("two chili peppers", []),
     ],
 )  # fmt: skip
 def test_find_quantities_words_of_other_languages_and_ranks(
