@@ -998,7 +998,8 @@ def find_quantities(text: str) -> list[QuantitySpan]:
         if _TIMES_BEFORE_DIGIT.match(prepared, number.end):
             continue  # "4x100m", "2 × 3 m": a factor, the quantity is after it
         short = numbers.is_short_word(number.text)
-        if short and not _article_before_half(prepared, number):
+        spelled = short and _spelled_unit_after(prepared, number)
+        if short and not spelled and not _article_before_half(prepared, number):
             continue  # "on hold": Turkish "on" (10), Norwegian "to" (2) are words here
         if number.ordinal:
             continue  # "the third box", "een tweede dek": a rank, not a count
@@ -1011,7 +1012,11 @@ def find_quantities(text: str) -> list[QuantitySpan]:
                      number.end + after[1]) if after else None  # fmt: skip
         else:
             found = _quantity_at(prepared, number.start, number.end)
-            if short and (found is None or _HALF_AFTER_UNIT.match(prepared, found[3]) is None):
+            if (
+                short
+                and not spelled
+                and (found is None or _HALF_AFTER_UNIT.match(prepared, found[3]) is None)
+            ):
                 continue  # an article is "one" only of a unit a half follows: "un kilo et demi"
             if found is None and not number.text.isdigit():  # "10 bin metre", "2 Millionen Tonnen"
                 after = _unit_after(prepared[number.end : number.end + 48])
@@ -1076,6 +1081,25 @@ _NOT_UNIT_BEFORE = {"chili": frozenset({"pepper", "peppers", "powder", "flakes",
                                          "dogs", "con", "oil"})}  # fmt: skip
 """Unit words that before these words are another word: English "chili peppers"."""
 _LAST_AND_NEXT = re.compile(r"(\S+)\s+([^\W\d_]+)")
+
+
+_DURATIONS = frozenset({"h", "min", "s", "d", "week", "month", "year"})
+_VERBS_TOO = frozenset({"meter", "meters"})  # English "to meter the flow"
+
+
+def _spelled_unit_after(text: str, number: numbers.NumberSpan) -> bool:
+    """Whether a short number word ("on", "to") stands before a unit spelled out in full.
+
+    Turkish "on metreye" (10 m), Norwegian "to kilometer": a unit name of five letters or
+    more, no duration ("on days") and no article before it ("un kilo" is one only with a half).
+    """
+    if number.text.casefold() in _ARTICLES:
+        return False
+    after = _unit_after(text[number.end : number.end + 32])
+    if after is None or after[0] in _DURATIONS:
+        return False
+    word = text[number.end : number.end + after[1]].strip()
+    return len(word) >= 5 and word.isalpha() and word.casefold() not in _VERBS_TOO
 
 
 def _word_not_unit(text: str, end: int) -> bool:

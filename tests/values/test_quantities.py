@@ -399,6 +399,11 @@ def test_find_quantities_passes_over_money_and_decades() -> None:
         ("un quarto di chilo, tre quarti di litro", [("un quarto di chilo", 0.25, "kg"),
                                                      ("tre quarti di litro", 0.75, "l")]),
         ("two chili peppers", []),
+        # a short number word before a unit spelled out (were nothing: "on" read as English)
+        ("on metreye, eksi on derece, to kilometer", [("on metreye", 10, "m"),
+                                                      ("eksi on derece", -10, "°"),
+                                                      ("to kilometer", 2, "km")]),
+        ("put it on hold, turn on meters, on days, we need to meter the water", []),
     ],
 )  # fmt: skip
 def test_find_quantities_words_of_other_languages_and_ranks(
