@@ -310,6 +310,9 @@ def currency_codes(marker: str) -> frozenset[str]:
     return _codes_of(marker)
 
 
+_ENGLISH_PLURAL = re.compile(r"[a-z]{4,}s")
+
+
 @lru_cache(maxsize=1 << 16)
 def _codes_of(marker: str) -> frozenset[str]:
     """``currency_codes``, remembered: finding money asks it of every piece of every window."""
@@ -327,9 +330,6 @@ def _codes_of(marker: str) -> frozenset[str]:
     if found is None and _ENGLISH_PLURAL.fullmatch(marker_key) and singular not in _COMMON_WORDS:
         found = exact.get(singular)  # "tugriks", "rands": CLDR lists no English plural
     return found or frozenset()
-
-
-_ENGLISH_PLURAL = re.compile(r"[a-z]{4,}s")
 
 
 @cache
@@ -767,13 +767,13 @@ def _minor_part(
             total += value * factor
             consumed += lead + end + unit_length
             text = after[unit_length:]
+            tenth = after[:unit_length].strip()
+            fen = _fen_after(text, 0, tenth) if yuan and tenth in ("毛", "角") else None
+            if fen is not None:  # "两块三毛五": the numeral after the tenths is hundredths
+                total += fen[0]
+                consumed += fen[1]
+                break
             continue
-        if yuan and total and not lead and not _CJK_CHAR.match(after) and 0 <= value < 10:
-            # "两块三毛五": a numeral after the tenths (毛, 角) is the hundredths (分)
-            if (total * 10) % 1 == 0 and stripped[:1] in "一二两兩三四五六七八九":
-                total += value / 100
-                consumed += end
-            break
         if (
             (joined or not total)
             # A word after an amount in digits is a number in some language ("on" is Turkish

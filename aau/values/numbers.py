@@ -447,10 +447,10 @@ def _cjk_fraction_or_mixed(
     fraction = _cjk_fraction(text, end, value)
     if fraction is not None or value is None or value < 0:
         return fraction
-    if value != value.to_integral_value() or not _MIXED_JOINER.match(text, end):
-        return None
     joiner = _MIXED_JOINER.match(text, end)
-    denominator = _DENOMINATOR.match(text, joiner.end()) if joiner is not None else None
+    if joiner is None or value != value.to_integral_value():
+        return None
+    denominator = _DENOMINATOR.match(text, joiner.end())
     if denominator is None:
         return None
     part = _cjk_fraction(text, denominator.end(), _words.cjk_value(denominator.group()))
