@@ -428,8 +428,17 @@ def _cjk_fraction(text: str, end: int, denominator: Decimal | None) -> tuple[Dec
     numerator = _NUMERATOR.match(text, link.end()) if link is not None else None
     if numerator is None:
         return None
-    value = _words.cjk_value(_words.kana_or_hangul(numerator.group().rstrip(".")))
-    return None if value is None else (value / denominator, numerator.end())
+    written, end = numerator.group().rstrip("."), numerator.end()
+    if "가" <= written[0] <= "힣":
+        # the longest run of Hangul numerals that the word's end, a particle or a counter
+        # follows: "삼이다" is "is three" (이다), not 32
+        cut = next((c for c in range(len(written), 0, -1)
+                    if _numerator_ends(text, numerator.start() + c)), 0)  # fmt: skip
+        if not cut:
+            return None
+        written, end = written[:cut], numerator.start() + cut
+    value = _words.cjk_value(_words.kana_or_hangul(written))
+    return None if value is None else (value / denominator, end)
 
 
 _MIXED_JOINER = re.compile(r"[又と]")
@@ -690,6 +699,17 @@ def _glued_hangul_number(text: str, numeral: re.Match[str]) -> bool:
     return any(c in _HANGUL_PLACES for c in run) and after.startswith(_hangul_followers())
 
 
+def _numerator_ends(text: str, end: int) -> bool:
+    """Whether a Korean fraction's numerator ends at ``end``.
+
+    It does where no Hangul follows, or a particle, counter or unit ("사분의 일조각": a third of
+    a piece); "10분의 일정" is a 10-minute schedule, not a tenth.
+    """
+    return not ("가" <= text[end : end + 1] <= "힣") or text.startswith(
+        (*_hangul_followers(), "조각", "만"), end
+    )
+
+
 def _glued(text: str, numeral: re.Match[str]) -> bool:
     """Whether Hangul follows ``numeral`` with no space ("오천원", not "오천 원")."""
     return numeral.end() < len(text) and "가" <= text[numeral.end()] <= "힣"
@@ -705,9 +725,13 @@ def _hangul_numbers(text: str, folded: str) -> list[NumberSpan]:
     """
     found: list[tuple[int, int, Decimal]] = []
     for word in _HANGUL_NUMERAL.finditer(folded):
+        value = _words.cjk_value(_words.kana_or_hangul(word.group()))
+        fraction = _cjk_fraction(folded, word.end(), value)
+        if fraction is not None:
+            found.append((word.start(), fraction[1], fraction[0]))  # "사분의 삼": 3/4
+            continue
         if _glued(folded, word) and not _glued_hangul_number(folded, word):
             continue
-        value = _words.cjk_value(_words.kana_or_hangul(word.group()))
         if value is None:
             continue
         if found and folded[found[-1][1] : word.start()].isspace() and value > 0:

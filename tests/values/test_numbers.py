@@ -207,6 +207,11 @@ def test_find_numbers_reads_cjk_fractions() -> None:
     assert found == [("4分の1", 0.25), ("３分の27", 9), ("4분의 1", 0.25),
                      ("3분의 일", pytest.approx(1 / 3))]  # 만 is "only" there  # fmt: skip
     assert find_quantities("4分の1") == []  # a quarter, no unit: not four minutes
+    # ... and in Sino-Korean numerals (were nothing); the numerator ends before a particle
+    found = find_numbers("사분의 삼은, 이십일분의 삼이다, 10분의 일정", languages=("ko",))
+    assert [(n.text, n.value) for n in found] == [
+        ("사분의 삼", 0.75), ("이십일분의 삼", pytest.approx(3 / 21)), ("10", 10),
+    ]  # "10분의 일정" is a ten-minute schedule  # fmt: skip
     # a whole number and a fraction joined by 又 or と (were read apart)
     found = [(n.text, n.value) for n in find_numbers("一又二分之一，三百五十又3分之1，5と6")]
     assert found == [("一又二分之一", 1.5), ("三百五十又3分之1", pytest.approx(350 + 1 / 3)),
