@@ -699,6 +699,57 @@ def _glued_hangul_number(text: str, numeral: re.Match[str]) -> bool:
     return any(c in _HANGUL_PLACES for c in run) and after.startswith(_hangul_followers())
 
 
+_NATIVE_TENS = {"열": 10, "스물": 20, "스무": 20, "서른": 30, "마흔": 40, "쉰": 50, "예순": 60,
+                "일흔": 70, "여든": 80, "아흔": 90}  # fmt: skip
+_NATIVE_UNITS = {"하나": 1, "한": 1, "둘": 2, "두": 2, "셋": 3, "세": 3, "석": 3, "넷": 4, "네": 4,
+                 "넉": 4, "다섯": 5, "여섯": 6, "일곱": 7, "여덟": 8, "아홉": 9}  # fmt: skip
+_NATIVE_ATTRIBUTIVE = frozenset({"한", "두", "세", "석", "네", "넉", "스무"})
+"""The forms before a counter ("세 개": three things): alone they are other words ("네" is
+"yes", "세" a tax, "한" "did")."""
+_NATIVE_COUNTERS = (*_HANGUL_COUNTERS, "살", "마리", "잔", "병", "시", "그릇", "사람", "가지",
+                    "군데", "켤레", "벌", "송이", "다스", "조각")  # fmt: skip
+_NATIVE = re.compile(
+    rf"(?<![가-힣])({'|'.join(sorted(_NATIVE_TENS, key=len, reverse=True))})?"
+    rf"({'|'.join(sorted(_NATIVE_UNITS, key=len, reverse=True))})?(?=([가-힣]*))"
+)
+
+
+def is_native_korean(numeral: str) -> bool:
+    """Whether ``numeral`` is a native Korean number ("다섯", "스물한").
+
+    Counters follow one after a space ("다섯 명"), where a Sino-Korean one is glued to them
+    ("오명").
+    """
+    match = _NATIVE.fullmatch(numeral.strip())
+    return match is not None and bool(match.group(1) or match.group(2))
+
+
+def _native_korean(text: str, folded: str) -> list[NumberSpan]:
+    """Native Korean numbers, 1 to 99: "열여섯", "쉰둘", "세 개", "두 시간", "스물한 살".
+
+    A counter or unit after one (glued or after a space) makes it a number; without one, only a
+    full form of two syllables or more, alone or before a particle ("쉰일곱", "열여섯입니다").
+    The forms used before counters ("한", "두", "세", "네") count only there.
+    """
+    found: list[NumberSpan] = []
+    for match in _NATIVE.finditer(folded):
+        tens, units, rest = match.group(1), match.group(2), match.group(3)
+        if not (tens or units):
+            continue
+        value = _NATIVE_TENS.get(tens or "", 0) + _NATIVE_UNITS.get(units or "", 0)
+        end = match.end()
+        last = units or tens or ""
+        spaced = folded[end : end + 1] == " " and folded.startswith(_NATIVE_COUNTERS, end + 1)
+        counted = folded.startswith(_NATIVE_COUNTERS, end) or (not rest and spaced)
+        if not counted:
+            if last in _NATIVE_ATTRIBUTIVE or end - match.start() < 2:
+                continue
+            if rest and not rest.startswith(_HANGUL_PARTICLES + ("이", "에", "가", "만")):
+                continue  # "여섯째" or a longer word
+        found.append(NumberSpan(match.start(), end, text[match.start() : end], value))
+    return found
+
+
 def _numerator_ends(text: str, end: int) -> bool:
     """Whether a Korean fraction's numerator ends at ``end``.
 
@@ -941,6 +992,7 @@ def find_numbers(
     ]
     if languages and "ko" in languages:  # "삼만 원": Sino-Korean numerals, asked for only
         spans += _hangul_numbers(text, folded)
+        spans += _native_korean(text, folded)
     for lone in _LONE_FRACTION.finditer(folded):  # "½ cup": a fraction with no digits
         spans.append(NumberSpan(lone.start(), lone.end(), lone.group(),
                                 _number(_STANDALONE[lone.group()])))  # fmt: skip

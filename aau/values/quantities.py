@@ -1132,7 +1132,12 @@ def _korean_word_not_unit(text: str, number: numbers.NumberSpan, end: int) -> bo
         return False
     if word == "분" and text[end : end + 1] == "의":
         return True
-    return hangul_numeral and len(word) == 1 and written[:1].isspace()
+    return (
+        hangul_numeral
+        and len(word) == 1
+        and written[:1].isspace()
+        and not numbers.is_native_korean(numeral)  # "다섯 명": native numbers, then a space
+    )
 
 
 _DECADE = re.compile(r"\W?(?:1\d|20)\d0s|['’]\d0s")

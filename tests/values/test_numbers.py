@@ -212,6 +212,21 @@ def test_find_numbers_reads_cjk_fractions() -> None:
     assert [(n.text, n.value) for n in found] == [
         ("사분의 삼", 0.75), ("이십일분의 삼", pytest.approx(3 / 21)), ("10", 10),
     ]  # "10분의 일정" is a ten-minute schedule  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("쉰둘이 넘는 사람들", [("쉰둘", 52)]),
+        ("그녀는 열여섯 살입니다, 스물한 살", [("열여섯", 16), ("스물한", 21)]),
+        ("사과 한 개, 두 시간", [("한", 1), ("두", 2)]),  # the forms before a counter
+        # ... alone they are other words: "yes", "the world", "Korea", "hard", "a fever", "at three"
+        ("네, 세계, 한국, 열심히, 열이 나요, 셋에", []),
+    ],
+)  # fmt: skip
+def test_native_korean_numbers(text: str, expected: list[tuple[str, int]]) -> None:
+    found = find_numbers(text, languages=("ko",))
+    assert [(n.text, n.value) for n in found] == expected
     # a whole number and a fraction joined by 又 or と (were read apart)
     found = [(n.text, n.value) for n in find_numbers("一又二分之一，三百五十又3分之1，5と6")]
     assert found == [("一又二分之一", 1.5), ("三百五十又3分之1", pytest.approx(350 + 1 / 3)),
@@ -383,7 +398,7 @@ def test_renderings_read_back() -> None:
         ("이십일조원은 큰 돈이다", [("이십일조", 21_000_000_000_000)]),  # a currency name
         # words that begin with a numeral syllable: "a little", "employee", "you are welcome"
         ("조금 더 주세요", []),
-        ("사원 세 명", []),
+        ("사원 세 명", [("세", 3)]),  # "three employees": 사 of 사원 is none, 세 before 명 is 3
         ("천만에요", []),
     ],
 )

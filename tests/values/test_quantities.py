@@ -404,6 +404,9 @@ def test_find_quantities_passes_over_money_and_decades() -> None:
                                                       ("eksi on derece", -10, "°"),
                                                       ("to kilometer", 2, "km")]),
         ("put it on hold, turn on meters, on days, we need to meter the water", []),
+        # native Korean numbers, a space before the counter (were nothing)
+        ("다섯 명, 사과 한 개, 두 시간", [("다섯 명", 5, "person"), ("한 개", 1, "piece"),
+                                        ("두 시간", 2, "h")]),
     ],
 )  # fmt: skip
 def test_find_quantities_words_of_other_languages_and_ranks(
