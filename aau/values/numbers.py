@@ -441,8 +441,8 @@ def _cjk_fraction(text: str, end: int, denominator: Decimal | None) -> tuple[Dec
     return None if value is None else (value / denominator, end)
 
 
-_MIXED_JOINER = re.compile(r"[又と]")
-_DENOMINATOR = re.compile(rf"\d{{1,4}}|{_CJK_RUN.pattern}")
+_MIXED_JOINER = re.compile(r"[又と]|[와과] ")
+_DENOMINATOR = re.compile(rf"\d{{1,4}}|{_CJK_RUN.pattern}|[{_HANGUL_BELOW_MAN}]+")
 
 
 def _cjk_fraction_or_mixed(
@@ -450,8 +450,8 @@ def _cjk_fraction_or_mixed(
 ) -> tuple[Decimal, int] | None:
     """``_cjk_fraction`` after ``value``'s numerals, or a mixed number.
 
-    A whole number and a fraction joined by 又 or と: "一又二分之一", "1と2分の1カップ" (one
-    and a half). Returns (value, end).
+    A whole number and a fraction joined by 又, と, 와 or 과: "一又二分之一", "1と2分の1カップ",
+    "일과 이분의 일" (one and a half). Returns (value, end).
     """
     fraction = _cjk_fraction(text, end, value)
     if fraction is not None or value is None or value < 0:
@@ -462,7 +462,9 @@ def _cjk_fraction_or_mixed(
     denominator = _DENOMINATOR.match(text, joiner.end())
     if denominator is None:
         return None
-    part = _cjk_fraction(text, denominator.end(), _words.cjk_value(denominator.group()))
+    part = _cjk_fraction(
+        text, denominator.end(), _words.cjk_value(_words.kana_or_hangul(denominator.group()))
+    )
     if part is None or not 0 < part[0] < 1:
         return None
     return value + part[0], part[1]
@@ -757,7 +759,7 @@ def _numerator_ends(text: str, end: int) -> bool:
     a piece); "10분의 일정" is a 10-minute schedule, not a tenth.
     """
     return not ("가" <= text[end : end + 1] <= "힣") or text.startswith(
-        (*_hangul_followers(), "조각", "만"), end
+        (*_hangul_followers(), "조각", "만", "으로", "로", "이", "가", "에"), end
     )
 
 
@@ -777,9 +779,9 @@ def _hangul_numbers(text: str, folded: str) -> list[NumberSpan]:
     found: list[tuple[int, int, Decimal]] = []
     for word in _HANGUL_NUMERAL.finditer(folded):
         value = _words.cjk_value(_words.kana_or_hangul(word.group()))
-        fraction = _cjk_fraction(folded, word.end(), value)
-        if fraction is not None:
-            found.append((word.start(), fraction[1], fraction[0]))  # "사분의 삼": 3/4
+        fraction = _cjk_fraction_or_mixed(folded, word.end(), value)
+        if fraction is not None:  # "사분의 삼": 3/4; "일과 이분의 일": 1.5
+            found.append((word.start(), fraction[1], fraction[0]))
             continue
         if _glued(folded, word) and not _glued_hangul_number(folded, word):
             continue

@@ -212,6 +212,11 @@ def test_find_numbers_reads_cjk_fractions() -> None:
     assert [(n.text, n.value) for n in found] == [
         ("사분의 삼", 0.75), ("이십일분의 삼", pytest.approx(3 / 21)), ("10", 10),
     ]  # "10분의 일정" is a ten-minute schedule  # fmt: skip
+    found = find_numbers("일과 이분의 일, 백과 사분의 삼으로", languages=("ko",))
+    assert [(n.text, n.value) for n in found] == [
+        ("일과 이분의 일", 1.5),
+        ("백과 사분의 삼", 100.75),
+    ]
 
 
 @pytest.mark.parametrize(
