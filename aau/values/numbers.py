@@ -710,6 +710,10 @@ _NATIVE_ATTRIBUTIVE = frozenset({"한", "두", "세", "석", "네", "넉", "스�
 "yes", "세" a tax, "한" "did")."""
 _NATIVE_COUNTERS = (*_HANGUL_COUNTERS, "살", "마리", "잔", "병", "시", "그릇", "사람", "가지",
                     "군데", "켤레", "벌", "송이", "다스", "조각")  # fmt: skip
+_GLUED_NATIVE_COUNTERS = ("개", "명", "번", "살", "잔", "병", "마리", "벌", "가지", "사람", "시간",
+                          "그릇", "송이", "켤레", "군데", "조각", "다스", "개월")  # fmt: skip
+"""Counters written against a native number as often as apart ("세개"); not 대, 층 or 시:
+"세대" is a generation, "한층" "even more", "한시적" "temporary"."""
 _NATIVE = re.compile(
     rf"(?<![가-힣])({'|'.join(sorted(_NATIVE_TENS, key=len, reverse=True))})?"
     rf"({'|'.join(sorted(_NATIVE_UNITS, key=len, reverse=True))})?(?=([가-힣]*))"
@@ -742,7 +746,7 @@ def _native_korean(text: str, folded: str) -> list[NumberSpan]:
         end = match.end()
         last = units or tens or ""
         spaced = folded[end : end + 1] == " " and folded.startswith(_NATIVE_COUNTERS, end + 1)
-        counted = folded.startswith(_NATIVE_COUNTERS, end) or (not rest and spaced)
+        counted = folded.startswith(_GLUED_NATIVE_COUNTERS, end) or (not rest and spaced)
         if not counted:
             if last in _NATIVE_ATTRIBUTIVE or end - match.start() < 2:
                 continue

@@ -227,6 +227,8 @@ def test_find_numbers_reads_cjk_fractions() -> None:
         ("사과 한 개, 두 시간", [("한", 1), ("두", 2)]),  # the forms before a counter
         # ... alone they are other words: "yes", "the world", "Korea", "hard", "a fever", "at three"
         ("네, 세계, 한국, 열심히, 열이 나요, 셋에", []),
+        # glued to a counter that is also a word's end: a generation, "even more", "temporary"
+        ("세대, 한층 더, 한시적", []),
     ],
 )  # fmt: skip
 def test_native_korean_numbers(text: str, expected: list[tuple[str, int]]) -> None:
